@@ -12,7 +12,7 @@ extension MT {
         case resPQ(Cons_resPQ)
 
         /// `resPQ#05162463 nonce:int128 server_nonce:int128 pq:bytes server_public_key_fingerprints:Vector<long> = ResPQ;`
-        public final class Cons_resPQ: Sendable, TLConstructorPayload {
+        public final class Cons_resPQ: Sendable {
             public let nonce: TLInt128
             public let serverNonce: TLInt128
             public let pq: [UInt8]
@@ -24,8 +24,6 @@ extension MT {
                 self.pq = pq
                 self.serverPublicKeyFingerprints = serverPublicKeyFingerprints
             }
-
-            public var tlBoxed: ResPQ { .resPQ(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -88,7 +86,7 @@ extension MT {
         case server_DH_params_ok(Cons_server_DH_params_ok)
 
         /// `server_DH_params_fail#79cb045d nonce:int128 server_nonce:int128 new_nonce_hash:int128 = Server_DH_Params;`
-        public final class Cons_server_DH_params_fail: Sendable, TLConstructorPayload {
+        public final class Cons_server_DH_params_fail: Sendable {
             public let nonce: TLInt128
             public let serverNonce: TLInt128
             public let newNonceHash: TLInt128
@@ -98,12 +96,10 @@ extension MT {
                 self.serverNonce = serverNonce
                 self.newNonceHash = newNonceHash
             }
-
-            public var tlBoxed: Server_DH_Params { .server_DH_params_fail(self) }
         }
 
         /// `server_DH_params_ok#d0e8075c nonce:int128 server_nonce:int128 encrypted_answer:bytes = Server_DH_Params;`
-        public final class Cons_server_DH_params_ok: Sendable, TLConstructorPayload {
+        public final class Cons_server_DH_params_ok: Sendable {
             public let nonce: TLInt128
             public let serverNonce: TLInt128
             public let encryptedAnswer: [UInt8]
@@ -113,8 +109,6 @@ extension MT {
                 self.serverNonce = serverNonce
                 self.encryptedAnswer = encryptedAnswer
             }
-
-            public var tlBoxed: Server_DH_Params { .server_DH_params_ok(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -200,7 +194,7 @@ extension MT {
         case dh_gen_fail(Cons_dh_gen_fail)
 
         /// `dh_gen_ok#3bcbf734 nonce:int128 server_nonce:int128 new_nonce_hash1:int128 = Set_client_DH_params_answer;`
-        public final class Cons_dh_gen_ok: Sendable, TLConstructorPayload {
+        public final class Cons_dh_gen_ok: Sendable {
             public let nonce: TLInt128
             public let serverNonce: TLInt128
             public let newNonceHash1: TLInt128
@@ -210,12 +204,10 @@ extension MT {
                 self.serverNonce = serverNonce
                 self.newNonceHash1 = newNonceHash1
             }
-
-            public var tlBoxed: Set_client_DH_params_answer { .dh_gen_ok(self) }
         }
 
         /// `dh_gen_retry#46dc1fb9 nonce:int128 server_nonce:int128 new_nonce_hash2:int128 = Set_client_DH_params_answer;`
-        public final class Cons_dh_gen_retry: Sendable, TLConstructorPayload {
+        public final class Cons_dh_gen_retry: Sendable {
             public let nonce: TLInt128
             public let serverNonce: TLInt128
             public let newNonceHash2: TLInt128
@@ -225,12 +217,10 @@ extension MT {
                 self.serverNonce = serverNonce
                 self.newNonceHash2 = newNonceHash2
             }
-
-            public var tlBoxed: Set_client_DH_params_answer { .dh_gen_retry(self) }
         }
 
         /// `dh_gen_fail#a69dae02 nonce:int128 server_nonce:int128 new_nonce_hash3:int128 = Set_client_DH_params_answer;`
-        public final class Cons_dh_gen_fail: Sendable, TLConstructorPayload {
+        public final class Cons_dh_gen_fail: Sendable {
             public let nonce: TLInt128
             public let serverNonce: TLInt128
             public let newNonceHash3: TLInt128
@@ -240,8 +230,6 @@ extension MT {
                 self.serverNonce = serverNonce
                 self.newNonceHash3 = newNonceHash3
             }
-
-            public var tlBoxed: Set_client_DH_params_answer { .dh_gen_fail(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -401,14 +389,12 @@ extension MT {
         case msgs_ack(Cons_msgs_ack)
 
         /// `msgs_ack#62d6b459 msg_ids:Vector<long> = MsgsAck;`
-        public final class Cons_msgs_ack: Sendable, TLConstructorPayload {
+        public final class Cons_msgs_ack: Sendable {
             public let msgIds: [Int64]
 
             public init(msgIds: [Int64]) {
                 self.msgIds = msgIds
             }
-
-            public var tlBoxed: MsgsAck { .msgs_ack(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -459,7 +445,7 @@ extension MT {
         case bad_server_salt(Cons_bad_server_salt)
 
         /// `bad_msg_notification#a7eff811 bad_msg_id:long bad_msg_seqno:int error_code:int = BadMsgNotification;`
-        public final class Cons_bad_msg_notification: Sendable, TLConstructorPayload {
+        public final class Cons_bad_msg_notification: Sendable {
             public let badMsgId: Int64
             public let badMsgSeqno: Int32
             public let errorCode: Int32
@@ -469,12 +455,10 @@ extension MT {
                 self.badMsgSeqno = badMsgSeqno
                 self.errorCode = errorCode
             }
-
-            public var tlBoxed: BadMsgNotification { .bad_msg_notification(self) }
         }
 
         /// `bad_server_salt#edab447b bad_msg_id:long bad_msg_seqno:int error_code:int new_server_salt:long = BadMsgNotification;`
-        public final class Cons_bad_server_salt: Sendable, TLConstructorPayload {
+        public final class Cons_bad_server_salt: Sendable {
             public let badMsgId: Int64
             public let badMsgSeqno: Int32
             public let errorCode: Int32
@@ -486,8 +470,6 @@ extension MT {
                 self.errorCode = errorCode
                 self.newServerSalt = newServerSalt
             }
-
-            public var tlBoxed: BadMsgNotification { .bad_server_salt(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -570,14 +552,12 @@ extension MT {
         case msgs_state_req(Cons_msgs_state_req)
 
         /// `msgs_state_req#da69fb52 msg_ids:Vector<long> = MsgsStateReq;`
-        public final class Cons_msgs_state_req: Sendable, TLConstructorPayload {
+        public final class Cons_msgs_state_req: Sendable {
             public let msgIds: [Int64]
 
             public init(msgIds: [Int64]) {
                 self.msgIds = msgIds
             }
-
-            public var tlBoxed: MsgsStateReq { .msgs_state_req(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -625,7 +605,7 @@ extension MT {
         case msgs_state_info(Cons_msgs_state_info)
 
         /// `msgs_state_info#04deb57d req_msg_id:long info:string = MsgsStateInfo;`
-        public final class Cons_msgs_state_info: Sendable, TLConstructorPayload {
+        public final class Cons_msgs_state_info: Sendable {
             public let reqMsgId: Int64
             public let info: String
 
@@ -633,8 +613,6 @@ extension MT {
                 self.reqMsgId = reqMsgId
                 self.info = info
             }
-
-            public var tlBoxed: MsgsStateInfo { .msgs_state_info(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -688,7 +666,7 @@ extension MT {
         case msgs_all_info(Cons_msgs_all_info)
 
         /// `msgs_all_info#8cc0d131 msg_ids:Vector<long> info:string = MsgsAllInfo;`
-        public final class Cons_msgs_all_info: Sendable, TLConstructorPayload {
+        public final class Cons_msgs_all_info: Sendable {
             public let msgIds: [Int64]
             public let info: String
 
@@ -696,8 +674,6 @@ extension MT {
                 self.msgIds = msgIds
                 self.info = info
             }
-
-            public var tlBoxed: MsgsAllInfo { .msgs_all_info(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -752,7 +728,7 @@ extension MT {
         case msg_new_detailed_info(Cons_msg_new_detailed_info)
 
         /// `msg_detailed_info#276d3ec6 msg_id:long answer_msg_id:long bytes:int status:int = MsgDetailedInfo;`
-        public final class Cons_msg_detailed_info: Sendable, TLConstructorPayload {
+        public final class Cons_msg_detailed_info: Sendable {
             public let msgId: Int64
             public let answerMsgId: Int64
             public let bytes: Int32
@@ -764,12 +740,10 @@ extension MT {
                 self.bytes = bytes
                 self.status = status
             }
-
-            public var tlBoxed: MsgDetailedInfo { .msg_detailed_info(self) }
         }
 
         /// `msg_new_detailed_info#809db6df answer_msg_id:long bytes:int status:int = MsgDetailedInfo;`
-        public final class Cons_msg_new_detailed_info: Sendable, TLConstructorPayload {
+        public final class Cons_msg_new_detailed_info: Sendable {
             public let answerMsgId: Int64
             public let bytes: Int32
             public let status: Int32
@@ -779,8 +753,6 @@ extension MT {
                 self.bytes = bytes
                 self.status = status
             }
-
-            public var tlBoxed: MsgDetailedInfo { .msg_new_detailed_info(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -863,7 +835,7 @@ extension MT {
         case rpc_error(Cons_rpc_error)
 
         /// `rpc_error#2144ca19 error_code:int error_message:string = RpcError;`
-        public final class Cons_rpc_error: Sendable, TLConstructorPayload {
+        public final class Cons_rpc_error: Sendable {
             public let errorCode: Int32
             public let errorMessage: String
 
@@ -871,8 +843,6 @@ extension MT {
                 self.errorCode = errorCode
                 self.errorMessage = errorMessage
             }
-
-            public var tlBoxed: RpcError { .rpc_error(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -926,7 +896,7 @@ extension MT {
         case future_salt(Cons_future_salt)
 
         /// `future_salt#0949d9dc valid_since:int valid_until:int salt:long = FutureSalt;`
-        public final class Cons_future_salt: Sendable, TLConstructorPayload {
+        public final class Cons_future_salt: Sendable {
             public let validSince: Int32
             public let validUntil: Int32
             public let salt: Int64
@@ -936,8 +906,6 @@ extension MT {
                 self.validUntil = validUntil
                 self.salt = salt
             }
-
-            public var tlBoxed: FutureSalt { .future_salt(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -994,7 +962,7 @@ extension MT {
         case message(Cons_message)
 
         /// `message#5bb8e511 msg_id:long seqno:int bytes:int body:Object = Message;`
-        public final class Cons_message: Sendable, TLConstructorPayload {
+        public final class Cons_message: Sendable {
             public let msgId: Int64
             public let seqno: Int32
             public let bytes: Int32
@@ -1006,8 +974,6 @@ extension MT {
                 self.bytes = bytes
                 self.body = body
             }
-
-            public var tlBoxed: Message { .message(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1078,14 +1044,12 @@ extension MT {
         case gzip_packed(Cons_gzip_packed)
 
         /// `gzip_packed#3072cfa1 packed_data:bytes = Object;`
-        public final class Cons_gzip_packed: Sendable, TLConstructorPayload {
+        public final class Cons_gzip_packed: Sendable {
             public let packedData: [UInt8]
 
             public init(packedData: [UInt8]) {
                 self.packedData = packedData
             }
-
-            public var tlBoxed: Object { .gzip_packed(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1133,7 +1097,7 @@ extension MT {
         case http_wait(Cons_http_wait)
 
         /// `http_wait#9299359f max_delay:int wait_after:int max_wait:int = HttpWait;`
-        public final class Cons_http_wait: Sendable, TLConstructorPayload {
+        public final class Cons_http_wait: Sendable {
             public let maxDelay: Int32
             public let waitAfter: Int32
             public let maxWait: Int32
@@ -1143,8 +1107,6 @@ extension MT {
                 self.waitAfter = waitAfter
                 self.maxWait = maxWait
             }
-
-            public var tlBoxed: HttpWait { .http_wait(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1201,7 +1163,7 @@ extension MT.help {
         case configSimple(Cons_configSimple)
 
         /// `help.configSimple#5a592a6c date:int expires:int rules:vector<AccessPointRule> = help.ConfigSimple;`
-        public final class Cons_configSimple: Sendable, TLConstructorPayload {
+        public final class Cons_configSimple: Sendable {
             public let date: Int32
             public let expires: Int32
             public let rules: [MT.AccessPointRule]
@@ -1211,8 +1173,6 @@ extension MT.help {
                 self.expires = expires
                 self.rules = rules
             }
-
-            public var tlBoxed: ConfigSimple { .configSimple(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

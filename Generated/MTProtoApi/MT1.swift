@@ -21,7 +21,7 @@ extension MT {
         case p_q_inner_data_temp_dc(Cons_p_q_inner_data_temp_dc)
 
         /// `p_q_inner_data#83c95aec pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 = P_Q_inner_data;`
-        public final class Cons_p_q_inner_data: Sendable, TLConstructorPayload {
+        public final class Cons_p_q_inner_data: Sendable {
             public let pq: [UInt8]
             public let p: [UInt8]
             public let q: [UInt8]
@@ -37,12 +37,10 @@ extension MT {
                 self.serverNonce = serverNonce
                 self.newNonce = newNonce
             }
-
-            public var tlBoxed: P_Q_inner_data { .p_q_inner_data(self) }
         }
 
         /// `p_q_inner_data_dc#a9f55f95 pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 dc:int = P_Q_inner_data;`
-        public final class Cons_p_q_inner_data_dc: Sendable, TLConstructorPayload {
+        public final class Cons_p_q_inner_data_dc: Sendable {
             public let pq: [UInt8]
             public let p: [UInt8]
             public let q: [UInt8]
@@ -60,12 +58,10 @@ extension MT {
                 self.newNonce = newNonce
                 self.dc = dc
             }
-
-            public var tlBoxed: P_Q_inner_data { .p_q_inner_data_dc(self) }
         }
 
         /// `p_q_inner_data_temp#3c6a84d4 pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 expires_in:int = P_Q_inner_data;`
-        public final class Cons_p_q_inner_data_temp: Sendable, TLConstructorPayload {
+        public final class Cons_p_q_inner_data_temp: Sendable {
             public let pq: [UInt8]
             public let p: [UInt8]
             public let q: [UInt8]
@@ -83,12 +79,10 @@ extension MT {
                 self.newNonce = newNonce
                 self.expiresIn = expiresIn
             }
-
-            public var tlBoxed: P_Q_inner_data { .p_q_inner_data_temp(self) }
         }
 
         /// `p_q_inner_data_temp_dc#56fddf88 pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 dc:int expires_in:int = P_Q_inner_data;`
-        public final class Cons_p_q_inner_data_temp_dc: Sendable, TLConstructorPayload {
+        public final class Cons_p_q_inner_data_temp_dc: Sendable {
             public let pq: [UInt8]
             public let p: [UInt8]
             public let q: [UInt8]
@@ -108,8 +102,6 @@ extension MT {
                 self.dc = dc
                 self.expiresIn = expiresIn
             }
-
-            public var tlBoxed: P_Q_inner_data { .p_q_inner_data_temp_dc(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -283,7 +275,7 @@ extension MT {
         case bind_auth_key_inner(Cons_bind_auth_key_inner)
 
         /// `bind_auth_key_inner#75a3f765 nonce:long temp_auth_key_id:long perm_auth_key_id:long temp_session_id:long expires_at:int = BindAuthKeyInner;`
-        public final class Cons_bind_auth_key_inner: Sendable, TLConstructorPayload {
+        public final class Cons_bind_auth_key_inner: Sendable {
             public let nonce: Int64
             public let tempAuthKeyId: Int64
             public let permAuthKeyId: Int64
@@ -297,8 +289,6 @@ extension MT {
                 self.tempSessionId = tempSessionId
                 self.expiresAt = expiresAt
             }
-
-            public var tlBoxed: BindAuthKeyInner { .bind_auth_key_inner(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -361,7 +351,7 @@ extension MT {
         case server_DH_inner_data(Cons_server_DH_inner_data)
 
         /// `server_DH_inner_data#b5890dba nonce:int128 server_nonce:int128 g:int dh_prime:bytes g_a:bytes server_time:int = Server_DH_inner_data;`
-        public final class Cons_server_DH_inner_data: Sendable, TLConstructorPayload {
+        public final class Cons_server_DH_inner_data: Sendable {
             public let nonce: TLInt128
             public let serverNonce: TLInt128
             public let g: Int32
@@ -377,8 +367,6 @@ extension MT {
                 self.gA = gA
                 self.serverTime = serverTime
             }
-
-            public var tlBoxed: Server_DH_inner_data { .server_DH_inner_data(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -444,7 +432,7 @@ extension MT {
         case client_DH_inner_data(Cons_client_DH_inner_data)
 
         /// `client_DH_inner_data#6643b654 nonce:int128 server_nonce:int128 retry_id:long g_b:bytes = Client_DH_Inner_Data;`
-        public final class Cons_client_DH_inner_data: Sendable, TLConstructorPayload {
+        public final class Cons_client_DH_inner_data: Sendable {
             public let nonce: TLInt128
             public let serverNonce: TLInt128
             public let retryId: Int64
@@ -456,8 +444,6 @@ extension MT {
                 self.retryId = retryId
                 self.gB = gB
             }
-
-            public var tlBoxed: Client_DH_Inner_Data { .client_DH_inner_data(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -517,14 +503,12 @@ extension MT {
         case msg_resend_req(Cons_msg_resend_req)
 
         /// `msg_resend_req#7d861a08 msg_ids:Vector<long> = MsgResendReq;`
-        public final class Cons_msg_resend_req: Sendable, TLConstructorPayload {
+        public final class Cons_msg_resend_req: Sendable {
             public let msgIds: [Int64]
 
             public init(msgIds: [Int64]) {
                 self.msgIds = msgIds
             }
-
-            public var tlBoxed: MsgResendReq { .msg_resend_req(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -572,7 +556,7 @@ extension MT {
         case rpc_result(Cons_rpc_result)
 
         /// `rpc_result#f35c6d01 req_msg_id:long result:Object = RpcResult;`
-        public final class Cons_rpc_result: Sendable, TLConstructorPayload {
+        public final class Cons_rpc_result: Sendable {
             public let reqMsgId: Int64
             public let result: [UInt8]
 
@@ -580,8 +564,6 @@ extension MT {
                 self.reqMsgId = reqMsgId
                 self.result = result
             }
-
-            public var tlBoxed: RpcResult { .rpc_result(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -650,7 +632,7 @@ extension MT {
         case rpc_answer_dropped(Cons_rpc_answer_dropped)
 
         /// `rpc_answer_dropped#a43ad8b7 msg_id:long seq_no:int bytes:int = RpcDropAnswer;`
-        public final class Cons_rpc_answer_dropped: Sendable, TLConstructorPayload {
+        public final class Cons_rpc_answer_dropped: Sendable {
             public let msgId: Int64
             public let seqNo: Int32
             public let bytes: Int32
@@ -660,8 +642,6 @@ extension MT {
                 self.seqNo = seqNo
                 self.bytes = bytes
             }
-
-            public var tlBoxed: RpcDropAnswer { .rpc_answer_dropped(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -732,7 +712,7 @@ extension MT {
         case future_salts(Cons_future_salts)
 
         /// `future_salts#ae500895 req_msg_id:long now:int salts:vector<future_salt> = FutureSalts;`
-        public final class Cons_future_salts: Sendable, TLConstructorPayload {
+        public final class Cons_future_salts: Sendable {
             public let reqMsgId: Int64
             public let now: Int32
             public let salts: [MT.FutureSalt]
@@ -742,8 +722,6 @@ extension MT {
                 self.now = now
                 self.salts = salts
             }
-
-            public var tlBoxed: FutureSalts { .future_salts(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -807,7 +785,7 @@ extension MT {
         case pong(Cons_pong)
 
         /// `pong#347773c5 msg_id:long ping_id:long = Pong;`
-        public final class Cons_pong: Sendable, TLConstructorPayload {
+        public final class Cons_pong: Sendable {
             public let msgId: Int64
             public let pingId: Int64
 
@@ -815,8 +793,6 @@ extension MT {
                 self.msgId = msgId
                 self.pingId = pingId
             }
-
-            public var tlBoxed: Pong { .pong(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -873,25 +849,21 @@ extension MT {
         case destroy_session_none(Cons_destroy_session_none)
 
         /// `destroy_session_ok#e22045fc session_id:long = DestroySessionRes;`
-        public struct Cons_destroy_session_ok: Sendable, TLConstructorPayload {
+        public struct Cons_destroy_session_ok: Sendable {
             public let sessionId: Int64
 
             public init(sessionId: Int64) {
                 self.sessionId = sessionId
             }
-
-            public var tlBoxed: DestroySessionRes { .destroy_session_ok(self) }
         }
 
         /// `destroy_session_none#62d350c9 session_id:long = DestroySessionRes;`
-        public struct Cons_destroy_session_none: Sendable, TLConstructorPayload {
+        public struct Cons_destroy_session_none: Sendable {
             public let sessionId: Int64
 
             public init(sessionId: Int64) {
                 self.sessionId = sessionId
             }
-
-            public var tlBoxed: DestroySessionRes { .destroy_session_none(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -957,7 +929,7 @@ extension MT {
         case new_session_created(Cons_new_session_created)
 
         /// `new_session_created#9ec20908 first_msg_id:long unique_id:long server_salt:long = NewSession;`
-        public final class Cons_new_session_created: Sendable, TLConstructorPayload {
+        public final class Cons_new_session_created: Sendable {
             public let firstMsgId: Int64
             public let uniqueId: Int64
             public let serverSalt: Int64
@@ -967,8 +939,6 @@ extension MT {
                 self.uniqueId = uniqueId
                 self.serverSalt = serverSalt
             }
-
-            public var tlBoxed: NewSession { .new_session_created(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1025,14 +995,12 @@ extension MT {
         case msg_container(Cons_msg_container)
 
         /// `msg_container#73f1f8dc messages:vector<%Message> = MessageContainer;`
-        public final class Cons_msg_container: Sendable, TLConstructorPayload {
+        public final class Cons_msg_container: Sendable {
             public let messages: [MT.Message]
 
             public init(messages: [MT.Message]) {
                 self.messages = messages
             }
-
-            public var tlBoxed: MessageContainer { .msg_container(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1087,14 +1055,12 @@ extension MT {
         case msg_copy(Cons_msg_copy)
 
         /// `msg_copy#e06046b2 orig_message:Message = MessageCopy;`
-        public final class Cons_msg_copy: Sendable, TLConstructorPayload {
+        public final class Cons_msg_copy: Sendable {
             public let origMessage: MT.Message
 
             public init(origMessage: MT.Message) {
                 self.origMessage = origMessage
             }
-
-            public var tlBoxed: MessageCopy { .msg_copy(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1145,7 +1111,7 @@ extension MT {
         case ipPortSecret(Cons_ipPortSecret)
 
         /// `ipPort#d433ad73 ipv4:int port:int = IpPort;`
-        public struct Cons_ipPort: Sendable, TLConstructorPayload {
+        public struct Cons_ipPort: Sendable {
             public let ipv4: Int32
             public let port: Int32
 
@@ -1153,12 +1119,10 @@ extension MT {
                 self.ipv4 = ipv4
                 self.port = port
             }
-
-            public var tlBoxed: IpPort { .ipPort(self) }
         }
 
         /// `ipPortSecret#37982646 ipv4:int port:int secret:bytes = IpPort;`
-        public final class Cons_ipPortSecret: Sendable, TLConstructorPayload {
+        public final class Cons_ipPortSecret: Sendable {
             public let ipv4: Int32
             public let port: Int32
             public let secret: [UInt8]
@@ -1168,8 +1132,6 @@ extension MT {
                 self.port = port
                 self.secret = secret
             }
-
-            public var tlBoxed: IpPort { .ipPortSecret(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1246,7 +1208,7 @@ extension MT {
         case accessPointRule(Cons_accessPointRule)
 
         /// `accessPointRule#4679b65f phone_prefix_rules:string dc_id:int ips:vector<IpPort> = AccessPointRule;`
-        public final class Cons_accessPointRule: Sendable, TLConstructorPayload {
+        public final class Cons_accessPointRule: Sendable {
             public let phonePrefixRules: String
             public let dcId: Int32
             public let ips: [MT.IpPort]
@@ -1256,8 +1218,6 @@ extension MT {
                 self.dcId = dcId
                 self.ips = ips
             }
-
-            public var tlBoxed: AccessPointRule { .accessPointRule(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1312,14 +1272,12 @@ extension MT {
         case tlsClientHello(Cons_tlsClientHello)
 
         /// `tlsClientHello#6c52c484 blocks:vector<TlsBlock> = TlsClientHello;`
-        public final class Cons_tlsClientHello: Sendable, TLConstructorPayload {
+        public final class Cons_tlsClientHello: Sendable {
             public let blocks: [MT.TlsBlock]
 
             public init(blocks: [MT.TlsBlock]) {
                 self.blocks = blocks
             }
-
-            public var tlBoxed: TlsClientHello { .tlsClientHello(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1385,58 +1343,48 @@ extension MT {
         case tlsBlockScope(Cons_tlsBlockScope)
 
         /// `tlsBlockString#4218a164 data:string = TlsBlock;`
-        public final class Cons_tlsBlockString: Sendable, TLConstructorPayload {
+        public final class Cons_tlsBlockString: Sendable {
             public let data: String
 
             public init(data: String) {
                 self.data = data
             }
-
-            public var tlBoxed: TlsBlock { .tlsBlockString(self) }
         }
 
         /// `tlsBlockRandom#4d4dc41e length:int = TlsBlock;`
-        public struct Cons_tlsBlockRandom: Sendable, TLConstructorPayload {
+        public struct Cons_tlsBlockRandom: Sendable {
             public let length: Int32
 
             public init(length: Int32) {
                 self.length = length
             }
-
-            public var tlBoxed: TlsBlock { .tlsBlockRandom(self) }
         }
 
         /// `tlsBlockZero#09333afb length:int = TlsBlock;`
-        public struct Cons_tlsBlockZero: Sendable, TLConstructorPayload {
+        public struct Cons_tlsBlockZero: Sendable {
             public let length: Int32
 
             public init(length: Int32) {
                 self.length = length
             }
-
-            public var tlBoxed: TlsBlock { .tlsBlockZero(self) }
         }
 
         /// `tlsBlockGrease#e675a1c1 seed:int = TlsBlock;`
-        public struct Cons_tlsBlockGrease: Sendable, TLConstructorPayload {
+        public struct Cons_tlsBlockGrease: Sendable {
             public let seed: Int32
 
             public init(seed: Int32) {
                 self.seed = seed
             }
-
-            public var tlBoxed: TlsBlock { .tlsBlockGrease(self) }
         }
 
         /// `tlsBlockScope#e725d44f entries:Vector<TlsBlock> = TlsBlock;`
-        public final class Cons_tlsBlockScope: Sendable, TLConstructorPayload {
+        public final class Cons_tlsBlockScope: Sendable {
             public let entries: [MT.TlsBlock]
 
             public init(entries: [MT.TlsBlock]) {
                 self.entries = entries
             }
-
-            public var tlBoxed: TlsBlock { .tlsBlockScope(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

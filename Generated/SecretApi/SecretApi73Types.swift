@@ -39,7 +39,7 @@ extension SecretApi73 {
         case decryptedMessageMediaWebPage(Cons_decryptedMessageMediaWebPage)
 
         /// `decryptedMessageMediaGeoPoint#35480a59 lat:double long:double = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaGeoPoint: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaGeoPoint: Sendable {
             public let lat: Double
             public let long: Double
 
@@ -47,12 +47,10 @@ extension SecretApi73 {
                 self.lat = lat
                 self.long = long
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaGeoPoint(self) }
         }
 
         /// `decryptedMessageMediaContact#588a0a97 phone_number:string first_name:string last_name:string user_id:int = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaContact: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaContact: Sendable {
             public let phoneNumber: String
             public let firstName: String
             public let lastName: String
@@ -64,12 +62,10 @@ extension SecretApi73 {
                 self.lastName = lastName
                 self.userId = userId
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaContact(self) }
         }
 
         /// `decryptedMessageMediaAudio#57e0a9cb duration:int mime_type:string size:int key:bytes iv:bytes = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaAudio: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaAudio: Sendable {
             public let duration: Int32
             public let mimeType: String
             public let size: Int32
@@ -83,12 +79,10 @@ extension SecretApi73 {
                 self.key = key
                 self.iv = iv
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaAudio(self) }
         }
 
         /// `decryptedMessageMediaExternalDocument#fa95b0dd id:long access_hash:long date:int mime_type:string size:int thumb:PhotoSize dc_id:int attributes:Vector<DocumentAttribute> = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaExternalDocument: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaExternalDocument: Sendable {
             public let id: Int64
             public let accessHash: Int64
             public let date: Int32
@@ -108,12 +102,10 @@ extension SecretApi73 {
                 self.dcId = dcId
                 self.attributes = attributes
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaExternalDocument(self) }
         }
 
         /// `decryptedMessageMediaPhoto#f1fa8d78 thumb:bytes thumb_w:int thumb_h:int w:int h:int size:int key:bytes iv:bytes caption:string = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaPhoto: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaPhoto: Sendable {
             public let thumb: [UInt8]
             public let thumbW: Int32
             public let thumbH: Int32
@@ -135,12 +127,10 @@ extension SecretApi73 {
                 self.iv = iv
                 self.caption = caption
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaPhoto(self) }
         }
 
         /// `decryptedMessageMediaVideo#970c8c0e thumb:bytes thumb_w:int thumb_h:int duration:int mime_type:string w:int h:int size:int key:bytes iv:bytes caption:string = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaVideo: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaVideo: Sendable {
             public let thumb: [UInt8]
             public let thumbW: Int32
             public let thumbH: Int32
@@ -166,12 +156,10 @@ extension SecretApi73 {
                 self.iv = iv
                 self.caption = caption
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaVideo(self) }
         }
 
         /// `decryptedMessageMediaDocument#7afe8ae2 thumb:bytes thumb_w:int thumb_h:int mime_type:string size:int key:bytes iv:bytes attributes:Vector<DocumentAttribute> caption:string = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaDocument: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaDocument: Sendable {
             public let thumb: [UInt8]
             public let thumbW: Int32
             public let thumbH: Int32
@@ -193,12 +181,10 @@ extension SecretApi73 {
                 self.attributes = attributes
                 self.caption = caption
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaDocument(self) }
         }
 
         /// `decryptedMessageMediaVenue#8a0df56f lat:double long:double title:string address:string provider:string venue_id:string = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaVenue: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaVenue: Sendable {
             public let lat: Double
             public let long: Double
             public let title: String
@@ -214,19 +200,15 @@ extension SecretApi73 {
                 self.provider = provider
                 self.venueId = venueId
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaVenue(self) }
         }
 
         /// `decryptedMessageMediaWebPage#e50511d8 url:string = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaWebPage: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaWebPage: Sendable {
             public let url: String
 
             public init(url: String) {
                 self.url = url
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaWebPage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -588,51 +570,43 @@ extension SecretApi73 {
         case decryptedMessageActionNoop
 
         /// `decryptedMessageActionSetMessageTTL#a1733aec ttl_seconds:int = DecryptedMessageAction;`
-        public struct Cons_decryptedMessageActionSetMessageTTL: Sendable, TLConstructorPayload {
+        public struct Cons_decryptedMessageActionSetMessageTTL: Sendable {
             public let ttlSeconds: Int32
 
             public init(ttlSeconds: Int32) {
                 self.ttlSeconds = ttlSeconds
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionSetMessageTTL(self) }
         }
 
         /// `decryptedMessageActionReadMessages#0c4f40be random_ids:Vector<long> = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionReadMessages: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageActionReadMessages: Sendable {
             public let randomIds: [Int64]
 
             public init(randomIds: [Int64]) {
                 self.randomIds = randomIds
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionReadMessages(self) }
         }
 
         /// `decryptedMessageActionDeleteMessages#65614304 random_ids:Vector<long> = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionDeleteMessages: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageActionDeleteMessages: Sendable {
             public let randomIds: [Int64]
 
             public init(randomIds: [Int64]) {
                 self.randomIds = randomIds
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionDeleteMessages(self) }
         }
 
         /// `decryptedMessageActionScreenshotMessages#8ac1f475 random_ids:Vector<long> = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionScreenshotMessages: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageActionScreenshotMessages: Sendable {
             public let randomIds: [Int64]
 
             public init(randomIds: [Int64]) {
                 self.randomIds = randomIds
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionScreenshotMessages(self) }
         }
 
         /// `decryptedMessageActionResend#511110b0 start_seq_no:int end_seq_no:int = DecryptedMessageAction;`
-        public struct Cons_decryptedMessageActionResend: Sendable, TLConstructorPayload {
+        public struct Cons_decryptedMessageActionResend: Sendable {
             public let startSeqNo: Int32
             public let endSeqNo: Int32
 
@@ -640,23 +614,19 @@ extension SecretApi73 {
                 self.startSeqNo = startSeqNo
                 self.endSeqNo = endSeqNo
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionResend(self) }
         }
 
         /// `decryptedMessageActionNotifyLayer#f3048883 layer:int = DecryptedMessageAction;`
-        public struct Cons_decryptedMessageActionNotifyLayer: Sendable, TLConstructorPayload {
+        public struct Cons_decryptedMessageActionNotifyLayer: Sendable {
             public let layer: Int32
 
             public init(layer: Int32) {
                 self.layer = layer
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionNotifyLayer(self) }
         }
 
         /// `decryptedMessageActionRequestKey#f3c9611b exchange_id:long g_a:bytes = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionRequestKey: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageActionRequestKey: Sendable {
             public let exchangeId: Int64
             public let gA: [UInt8]
 
@@ -664,12 +634,10 @@ extension SecretApi73 {
                 self.exchangeId = exchangeId
                 self.gA = gA
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionRequestKey(self) }
         }
 
         /// `decryptedMessageActionAcceptKey#6fe1735b exchange_id:long g_b:bytes key_fingerprint:long = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionAcceptKey: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageActionAcceptKey: Sendable {
             public let exchangeId: Int64
             public let gB: [UInt8]
             public let keyFingerprint: Int64
@@ -679,23 +647,19 @@ extension SecretApi73 {
                 self.gB = gB
                 self.keyFingerprint = keyFingerprint
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionAcceptKey(self) }
         }
 
         /// `decryptedMessageActionAbortKey#dd05ec6b exchange_id:long = DecryptedMessageAction;`
-        public struct Cons_decryptedMessageActionAbortKey: Sendable, TLConstructorPayload {
+        public struct Cons_decryptedMessageActionAbortKey: Sendable {
             public let exchangeId: Int64
 
             public init(exchangeId: Int64) {
                 self.exchangeId = exchangeId
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionAbortKey(self) }
         }
 
         /// `decryptedMessageActionCommitKey#ec2e0b9b exchange_id:long key_fingerprint:long = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionCommitKey: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageActionCommitKey: Sendable {
             public let exchangeId: Int64
             public let keyFingerprint: Int64
 
@@ -703,8 +667,6 @@ extension SecretApi73 {
                 self.exchangeId = exchangeId
                 self.keyFingerprint = keyFingerprint
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionCommitKey(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -928,7 +890,7 @@ extension SecretApi73 {
         case decryptedMessage(Cons_decryptedMessage)
 
         /// `decryptedMessageService#73164160 random_id:long action:DecryptedMessageAction = DecryptedMessage;`
-        public final class Cons_decryptedMessageService: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageService: Sendable {
             public let randomId: Int64
             public let action: SecretApi73.DecryptedMessageAction
 
@@ -936,12 +898,10 @@ extension SecretApi73 {
                 self.randomId = randomId
                 self.action = action
             }
-
-            public var tlBoxed: DecryptedMessage { .decryptedMessageService(self) }
         }
 
         /// `decryptedMessage#91cc4674 flags:# no_webpage:flags.1?true silent:flags.5?true random_id:long ttl:int message:string media:flags.9?DecryptedMessageMedia entities:flags.7?Vector<MessageEntity> via_bot_name:flags.11?string reply_to_random_id:flags.3?long grouped_id:flags.17?long = DecryptedMessage;`
-        public final class Cons_decryptedMessage: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let randomId: Int64
@@ -986,8 +946,6 @@ extension SecretApi73 {
                 self.replyToRandomId = replyToRandomId
                 self.groupedId = groupedId
             }
-
-            public var tlBoxed: DecryptedMessage { .decryptedMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1108,7 +1066,7 @@ extension SecretApi73 {
         case decryptedMessageLayer(Cons_decryptedMessageLayer)
 
         /// `decryptedMessageLayer#1be31789 random_bytes:bytes layer:int in_seq_no:int out_seq_no:int message:DecryptedMessage = DecryptedMessageLayer;`
-        public final class Cons_decryptedMessageLayer: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageLayer: Sendable {
             public let randomBytes: [UInt8]
             public let layer: Int32
             public let inSeqNo: Int32
@@ -1122,8 +1080,6 @@ extension SecretApi73 {
                 self.outSeqNo = outSeqNo
                 self.message = message
             }
-
-            public var tlBoxed: DecryptedMessageLayer { .decryptedMessageLayer(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1201,7 +1157,7 @@ extension SecretApi73 {
         case documentAttributeVideo(Cons_documentAttributeVideo)
 
         /// `documentAttributeImageSize#6c37c15c w:int h:int = DocumentAttribute;`
-        public struct Cons_documentAttributeImageSize: Sendable, TLConstructorPayload {
+        public struct Cons_documentAttributeImageSize: Sendable {
             public let w: Int32
             public let h: Int32
 
@@ -1209,23 +1165,19 @@ extension SecretApi73 {
                 self.w = w
                 self.h = h
             }
-
-            public var tlBoxed: DocumentAttribute { .documentAttributeImageSize(self) }
         }
 
         /// `documentAttributeFilename#15590068 file_name:string = DocumentAttribute;`
-        public final class Cons_documentAttributeFilename: Sendable, TLConstructorPayload {
+        public final class Cons_documentAttributeFilename: Sendable {
             public let fileName: String
 
             public init(fileName: String) {
                 self.fileName = fileName
             }
-
-            public var tlBoxed: DocumentAttribute { .documentAttributeFilename(self) }
         }
 
         /// `documentAttributeSticker#3a556302 alt:string stickerset:InputStickerSet = DocumentAttribute;`
-        public final class Cons_documentAttributeSticker: Sendable, TLConstructorPayload {
+        public final class Cons_documentAttributeSticker: Sendable {
             public let alt: String
             public let stickerset: SecretApi73.InputStickerSet
 
@@ -1233,12 +1185,10 @@ extension SecretApi73 {
                 self.alt = alt
                 self.stickerset = stickerset
             }
-
-            public var tlBoxed: DocumentAttribute { .documentAttributeSticker(self) }
         }
 
         /// `documentAttributeAudio#9852f9c6 flags:# voice:flags.10?true duration:int title:flags.0?string performer:flags.1?string waveform:flags.2?bytes = DocumentAttribute;`
-        public final class Cons_documentAttributeAudio: Sendable, TLConstructorPayload {
+        public final class Cons_documentAttributeAudio: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let duration: Int32
@@ -1267,12 +1217,10 @@ extension SecretApi73 {
                 self.performer = performer
                 self.waveform = waveform
             }
-
-            public var tlBoxed: DocumentAttribute { .documentAttributeAudio(self) }
         }
 
         /// `documentAttributeVideo#0ef02ce6 flags:# round_message:flags.0?true duration:int w:int h:int = DocumentAttribute;`
-        public final class Cons_documentAttributeVideo: Sendable, TLConstructorPayload {
+        public final class Cons_documentAttributeVideo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let duration: Int32
@@ -1295,8 +1243,6 @@ extension SecretApi73 {
                 self.w = w
                 self.h = h
             }
-
-            public var tlBoxed: DocumentAttribute { .documentAttributeVideo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1467,18 +1413,16 @@ extension SecretApi73 {
         case photoCachedSize(Cons_photoCachedSize)
 
         /// `photoSizeEmpty#0e17e23c type:string = PhotoSize;`
-        public final class Cons_photoSizeEmpty: Sendable, TLConstructorPayload {
+        public final class Cons_photoSizeEmpty: Sendable {
             public let type: String
 
             public init(type: String) {
                 self.type = type
             }
-
-            public var tlBoxed: PhotoSize { .photoSizeEmpty(self) }
         }
 
         /// `photoSize#77bfb61b type:string location:FileLocation w:int h:int size:int = PhotoSize;`
-        public final class Cons_photoSize: Sendable, TLConstructorPayload {
+        public final class Cons_photoSize: Sendable {
             public let type: String
             public let location: SecretApi73.FileLocation
             public let w: Int32
@@ -1492,12 +1436,10 @@ extension SecretApi73 {
                 self.h = h
                 self.size = size
             }
-
-            public var tlBoxed: PhotoSize { .photoSize(self) }
         }
 
         /// `photoCachedSize#e9a734fa type:string location:FileLocation w:int h:int bytes:bytes = PhotoSize;`
-        public final class Cons_photoCachedSize: Sendable, TLConstructorPayload {
+        public final class Cons_photoCachedSize: Sendable {
             public let type: String
             public let location: SecretApi73.FileLocation
             public let w: Int32
@@ -1511,8 +1453,6 @@ extension SecretApi73 {
                 self.h = h
                 self.bytes = bytes
             }
-
-            public var tlBoxed: PhotoSize { .photoCachedSize(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1621,7 +1561,7 @@ extension SecretApi73 {
         case fileLocation(Cons_fileLocation)
 
         /// `fileLocationUnavailable#7c596b46 volume_id:long local_id:int secret:long = FileLocation;`
-        public final class Cons_fileLocationUnavailable: Sendable, TLConstructorPayload {
+        public final class Cons_fileLocationUnavailable: Sendable {
             public let volumeId: Int64
             public let localId: Int32
             public let secret: Int64
@@ -1631,12 +1571,10 @@ extension SecretApi73 {
                 self.localId = localId
                 self.secret = secret
             }
-
-            public var tlBoxed: FileLocation { .fileLocationUnavailable(self) }
         }
 
         /// `fileLocation#53d69076 dc_id:int volume_id:long local_id:int secret:long = FileLocation;`
-        public final class Cons_fileLocation: Sendable, TLConstructorPayload {
+        public final class Cons_fileLocation: Sendable {
             public let dcId: Int32
             public let volumeId: Int64
             public let localId: Int32
@@ -1648,8 +1586,6 @@ extension SecretApi73 {
                 self.localId = localId
                 self.secret = secret
             }
-
-            public var tlBoxed: FileLocation { .fileLocation(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1762,7 +1698,7 @@ extension SecretApi73 {
         case messageEntityTextUrl(Cons_messageEntityTextUrl)
 
         /// `messageEntityUnknown#bb92ba95 offset:int length:int = MessageEntity;`
-        public struct Cons_messageEntityUnknown: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityUnknown: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1770,12 +1706,10 @@ extension SecretApi73 {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityUnknown(self) }
         }
 
         /// `messageEntityMention#fa04579d offset:int length:int = MessageEntity;`
-        public struct Cons_messageEntityMention: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityMention: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1783,12 +1717,10 @@ extension SecretApi73 {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityMention(self) }
         }
 
         /// `messageEntityHashtag#6f635b0d offset:int length:int = MessageEntity;`
-        public struct Cons_messageEntityHashtag: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityHashtag: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1796,12 +1728,10 @@ extension SecretApi73 {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityHashtag(self) }
         }
 
         /// `messageEntityBotCommand#6cef8ac7 offset:int length:int = MessageEntity;`
-        public struct Cons_messageEntityBotCommand: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityBotCommand: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1809,12 +1739,10 @@ extension SecretApi73 {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityBotCommand(self) }
         }
 
         /// `messageEntityUrl#6ed02538 offset:int length:int = MessageEntity;`
-        public struct Cons_messageEntityUrl: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityUrl: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1822,12 +1750,10 @@ extension SecretApi73 {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityUrl(self) }
         }
 
         /// `messageEntityEmail#64e475c2 offset:int length:int = MessageEntity;`
-        public struct Cons_messageEntityEmail: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityEmail: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1835,12 +1761,10 @@ extension SecretApi73 {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityEmail(self) }
         }
 
         /// `messageEntityBold#bd610bc9 offset:int length:int = MessageEntity;`
-        public struct Cons_messageEntityBold: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityBold: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1848,12 +1772,10 @@ extension SecretApi73 {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityBold(self) }
         }
 
         /// `messageEntityItalic#826f8b60 offset:int length:int = MessageEntity;`
-        public struct Cons_messageEntityItalic: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityItalic: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1861,12 +1783,10 @@ extension SecretApi73 {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityItalic(self) }
         }
 
         /// `messageEntityCode#28a20571 offset:int length:int = MessageEntity;`
-        public struct Cons_messageEntityCode: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityCode: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1874,12 +1794,10 @@ extension SecretApi73 {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityCode(self) }
         }
 
         /// `messageEntityPre#73924be0 offset:int length:int language:string = MessageEntity;`
-        public final class Cons_messageEntityPre: Sendable, TLConstructorPayload {
+        public final class Cons_messageEntityPre: Sendable {
             public let offset: Int32
             public let length: Int32
             public let language: String
@@ -1889,12 +1807,10 @@ extension SecretApi73 {
                 self.length = length
                 self.language = language
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityPre(self) }
         }
 
         /// `messageEntityTextUrl#76a6d327 offset:int length:int url:string = MessageEntity;`
-        public final class Cons_messageEntityTextUrl: Sendable, TLConstructorPayload {
+        public final class Cons_messageEntityTextUrl: Sendable {
             public let offset: Int32
             public let length: Int32
             public let url: String
@@ -1904,8 +1820,6 @@ extension SecretApi73 {
                 self.length = length
                 self.url = url
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityTextUrl(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2168,14 +2082,12 @@ extension SecretApi73 {
         case inputStickerSetEmpty
 
         /// `inputStickerSetShortName#861cc8a0 short_name:string = InputStickerSet;`
-        public final class Cons_inputStickerSetShortName: Sendable, TLConstructorPayload {
+        public final class Cons_inputStickerSetShortName: Sendable {
             public let shortName: String
 
             public init(shortName: String) {
                 self.shortName = shortName
             }
-
-            public var tlBoxed: InputStickerSet { .inputStickerSetShortName(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

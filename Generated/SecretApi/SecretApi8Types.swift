@@ -15,7 +15,7 @@ extension SecretApi8 {
         case decryptedMessageService(Cons_decryptedMessageService)
 
         /// `decryptedMessage#1f814f1f random_id:long random_bytes:bytes message:string media:DecryptedMessageMedia = DecryptedMessage;`
-        public final class Cons_decryptedMessage: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessage: Sendable {
             public let randomId: Int64
             public let randomBytes: [UInt8]
             public let message: String
@@ -27,12 +27,10 @@ extension SecretApi8 {
                 self.message = message
                 self.media = media
             }
-
-            public var tlBoxed: DecryptedMessage { .decryptedMessage(self) }
         }
 
         /// `decryptedMessageService#aa48327d random_id:long random_bytes:bytes action:DecryptedMessageAction = DecryptedMessage;`
-        public final class Cons_decryptedMessageService: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageService: Sendable {
             public let randomId: Int64
             public let randomBytes: [UInt8]
             public let action: SecretApi8.DecryptedMessageAction
@@ -42,8 +40,6 @@ extension SecretApi8 {
                 self.randomBytes = randomBytes
                 self.action = action
             }
-
-            public var tlBoxed: DecryptedMessage { .decryptedMessageService(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -144,7 +140,7 @@ extension SecretApi8 {
         case decryptedMessageMediaAudio(Cons_decryptedMessageMediaAudio)
 
         /// `decryptedMessageMediaPhoto#32798a8c thumb:bytes thumb_w:int thumb_h:int w:int h:int size:int key:bytes iv:bytes = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaPhoto: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaPhoto: Sendable {
             public let thumb: [UInt8]
             public let thumbW: Int32
             public let thumbH: Int32
@@ -164,12 +160,10 @@ extension SecretApi8 {
                 self.key = key
                 self.iv = iv
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaPhoto(self) }
         }
 
         /// `decryptedMessageMediaVideo#4cee6ef3 thumb:bytes thumb_w:int thumb_h:int duration:int w:int h:int size:int key:bytes iv:bytes = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaVideo: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaVideo: Sendable {
             public let thumb: [UInt8]
             public let thumbW: Int32
             public let thumbH: Int32
@@ -191,12 +185,10 @@ extension SecretApi8 {
                 self.key = key
                 self.iv = iv
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaVideo(self) }
         }
 
         /// `decryptedMessageMediaGeoPoint#35480a59 lat:double long:double = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaGeoPoint: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaGeoPoint: Sendable {
             public let lat: Double
             public let long: Double
 
@@ -204,12 +196,10 @@ extension SecretApi8 {
                 self.lat = lat
                 self.long = long
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaGeoPoint(self) }
         }
 
         /// `decryptedMessageMediaContact#588a0a97 phone_number:string first_name:string last_name:string user_id:int = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaContact: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaContact: Sendable {
             public let phoneNumber: String
             public let firstName: String
             public let lastName: String
@@ -221,12 +211,10 @@ extension SecretApi8 {
                 self.lastName = lastName
                 self.userId = userId
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaContact(self) }
         }
 
         /// `decryptedMessageMediaDocument#b095434b thumb:bytes thumb_w:int thumb_h:int file_name:string mime_type:string size:int key:bytes iv:bytes = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaDocument: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaDocument: Sendable {
             public let thumb: [UInt8]
             public let thumbW: Int32
             public let thumbH: Int32
@@ -246,12 +234,10 @@ extension SecretApi8 {
                 self.key = key
                 self.iv = iv
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaDocument(self) }
         }
 
         /// `decryptedMessageMediaAudio#6080758f duration:int size:int key:bytes iv:bytes = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaAudio: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageMediaAudio: Sendable {
             public let duration: Int32
             public let size: Int32
             public let key: [UInt8]
@@ -263,8 +249,6 @@ extension SecretApi8 {
                 self.key = key
                 self.iv = iv
             }
-
-            public var tlBoxed: DecryptedMessageMedia { .decryptedMessageMediaAudio(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -507,58 +491,48 @@ extension SecretApi8 {
         case decryptedMessageActionNotifyLayer(Cons_decryptedMessageActionNotifyLayer)
 
         /// `decryptedMessageActionSetMessageTTL#a1733aec ttl_seconds:int = DecryptedMessageAction;`
-        public struct Cons_decryptedMessageActionSetMessageTTL: Sendable, TLConstructorPayload {
+        public struct Cons_decryptedMessageActionSetMessageTTL: Sendable {
             public let ttlSeconds: Int32
 
             public init(ttlSeconds: Int32) {
                 self.ttlSeconds = ttlSeconds
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionSetMessageTTL(self) }
         }
 
         /// `decryptedMessageActionReadMessages#0c4f40be random_ids:Vector<long> = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionReadMessages: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageActionReadMessages: Sendable {
             public let randomIds: [Int64]
 
             public init(randomIds: [Int64]) {
                 self.randomIds = randomIds
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionReadMessages(self) }
         }
 
         /// `decryptedMessageActionDeleteMessages#65614304 random_ids:Vector<long> = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionDeleteMessages: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageActionDeleteMessages: Sendable {
             public let randomIds: [Int64]
 
             public init(randomIds: [Int64]) {
                 self.randomIds = randomIds
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionDeleteMessages(self) }
         }
 
         /// `decryptedMessageActionScreenshotMessages#8ac1f475 random_ids:Vector<long> = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionScreenshotMessages: Sendable, TLConstructorPayload {
+        public final class Cons_decryptedMessageActionScreenshotMessages: Sendable {
             public let randomIds: [Int64]
 
             public init(randomIds: [Int64]) {
                 self.randomIds = randomIds
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionScreenshotMessages(self) }
         }
 
         /// `decryptedMessageActionNotifyLayer#f3048883 layer:int = DecryptedMessageAction;`
-        public struct Cons_decryptedMessageActionNotifyLayer: Sendable, TLConstructorPayload {
+        public struct Cons_decryptedMessageActionNotifyLayer: Sendable {
             public let layer: Int32
 
             public init(layer: Int32) {
                 self.layer = layer
             }
-
-            public var tlBoxed: DecryptedMessageAction { .decryptedMessageActionNotifyLayer(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

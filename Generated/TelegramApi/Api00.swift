@@ -18,7 +18,7 @@ extension Api {
         /// `messageFwdHeader#4e4df4bb flags:# imported:flags.7?true saved_out:flags.11?true from_id:flags.0?Peer from_name:flags.5?string date:int channel_post:flags.2?int post_author:flags.3?string saved_from_peer:flags.4?Peer saved_from_msg_id:flags.4?int saved_from_id:flags.8?Peer saved_from_name:flags.9?string saved_date:flags.10?int psa_type:flags.6?string = MessageFwdHeader;`
         ///
         /// <https://core.telegram.org/constructor/messageFwdHeader>
-        public final class Cons_messageFwdHeader: Sendable, TLConstructorPayload {
+        public final class Cons_messageFwdHeader: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let fromId: Api.Peer?
@@ -76,8 +76,6 @@ extension Api {
                 self.savedDate = savedDate
                 self.psaType = psaType
             }
-
-            public var tlBoxed: MessageFwdHeader { .messageFwdHeader(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -216,7 +214,7 @@ extension Api {
         /// `invoice#049ee584 flags:# test:flags.0?true name_requested:flags.1?true phone_requested:flags.2?true email_requested:flags.3?true shipping_address_requested:flags.4?true flexible:flags.5?true phone_to_provider:flags.6?true email_to_provider:flags.7?true recurring:flags.9?true currency:string prices:Vector<LabeledPrice> max_tip_amount:flags.8?long suggested_tip_amounts:flags.8?Vector<long> terms_url:flags.10?string subscription_period:flags.11?int = Invoice;`
         ///
         /// <https://core.telegram.org/constructor/invoice>
-        public final class Cons_invoice: Sendable, TLConstructorPayload {
+        public final class Cons_invoice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let currency: String
@@ -267,8 +265,6 @@ extension Api {
                 self.termsUrl = termsUrl
                 self.subscriptionPeriod = subscriptionPeriod
             }
-
-            public var tlBoxed: Invoice { .invoice(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -364,7 +360,7 @@ extension Api {
         /// `savedPhoneContact#1142bd56 phone:string first_name:string last_name:string date:int = SavedContact;`
         ///
         /// <https://core.telegram.org/constructor/savedPhoneContact>
-        public final class Cons_savedPhoneContact: Sendable, TLConstructorPayload {
+        public final class Cons_savedPhoneContact: Sendable {
             public let phone: String
             public let firstName: String
             public let lastName: String
@@ -376,8 +372,6 @@ extension Api {
                 self.lastName = lastName
                 self.date = date
             }
-
-            public var tlBoxed: SavedContact { .savedPhoneContact(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -441,7 +435,7 @@ extension Api {
         /// `pageCaption#6f747657 text:RichText credit:RichText = PageCaption;`
         ///
         /// <https://core.telegram.org/constructor/pageCaption>
-        public final class Cons_pageCaption: Sendable, TLConstructorPayload {
+        public final class Cons_pageCaption: Sendable {
             public let text: Api.RichText
             public let credit: Api.RichText
 
@@ -449,8 +443,6 @@ extension Api {
                 self.text = text
                 self.credit = credit
             }
-
-            public var tlBoxed: PageCaption { .pageCaption(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -508,7 +500,7 @@ extension Api {
         /// `poll#966e2dbf id:long flags:# closed:flags.0?true public_voters:flags.1?true multiple_choice:flags.2?true quiz:flags.3?true open_answers:flags.6?true revoting_disabled:flags.7?true shuffle_answers:flags.8?true hide_results_until_close:flags.9?true creator:flags.10?true subscribers_only:flags.11?true question:TextWithEntities answers:Vector<PollAnswer> close_period:flags.4?int close_date:flags.5?int countries_iso2:flags.12?Vector<string> hash:long = Poll;`
         ///
         /// <https://core.telegram.org/constructor/poll>
-        public final class Cons_poll: Sendable, TLConstructorPayload {
+        public final class Cons_poll: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -564,8 +556,6 @@ extension Api {
                 self.countriesIso2 = countriesIso2
                 self.hash = hash
             }
-
-            public var tlBoxed: Poll { .poll(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -661,7 +651,7 @@ extension Api {
         /// `chatInviteImporter#8c5adfd9 flags:# requested:flags.0?true via_chatlist:flags.3?true user_id:long date:int about:flags.2?string approved_by:flags.1?long = ChatInviteImporter;`
         ///
         /// <https://core.telegram.org/constructor/chatInviteImporter>
-        public final class Cons_chatInviteImporter: Sendable, TLConstructorPayload {
+        public final class Cons_chatInviteImporter: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -691,8 +681,6 @@ extension Api {
                 self.about = about
                 self.approvedBy = approvedBy
             }
-
-            public var tlBoxed: ChatInviteImporter { .chatInviteImporter(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -772,7 +760,7 @@ extension Api {
         /// `attachMenuBot#d90d8dfe flags:# inactive:flags.0?true has_settings:flags.1?true request_write_access:flags.2?true show_in_attach_menu:flags.3?true show_in_side_menu:flags.4?true side_menu_disclaimer_needed:flags.5?true bot_id:long short_name:string peer_types:flags.3?Vector<AttachMenuPeerType> icons:Vector<AttachMenuBotIcon> = AttachMenuBot;`
         ///
         /// <https://core.telegram.org/constructor/attachMenuBot>
-        public final class Cons_attachMenuBot: Sendable, TLConstructorPayload {
+        public final class Cons_attachMenuBot: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let botId: Int64
@@ -809,8 +797,6 @@ extension Api {
                 self.peerTypes = peerTypes
                 self.icons = icons
             }
-
-            public var tlBoxed: AttachMenuBot { .attachMenuBot(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -890,7 +876,7 @@ extension Api.stories {
         /// `stories.allStoriesNotModified#1158fe3e flags:# state:string stealth_mode:StoriesStealthMode = stories.AllStories;`
         ///
         /// <https://core.telegram.org/constructor/stories.allStoriesNotModified>
-        public final class Cons_allStoriesNotModified: Sendable, TLConstructorPayload {
+        public final class Cons_allStoriesNotModified: Sendable {
             public let state: String
             public let stealthMode: Api.StoriesStealthMode
 
@@ -901,14 +887,12 @@ extension Api.stories {
 
             /// The `flags` word: no field of this constructor depends on it.
             public var flags: Int32 { 0 }
-
-            public var tlBoxed: AllStories { .allStoriesNotModified(self) }
         }
 
         /// `stories.allStories#6efc5e81 flags:# has_more:flags.0?true count:int state:string peer_stories:Vector<PeerStories> chats:Vector<Chat> users:Vector<User> stealth_mode:StoriesStealthMode = stories.AllStories;`
         ///
         /// <https://core.telegram.org/constructor/stories.allStories>
-        public final class Cons_allStories: Sendable, TLConstructorPayload {
+        public final class Cons_allStories: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -940,8 +924,6 @@ extension Api.stories {
                 self.users = users
                 self.stealthMode = stealthMode
             }
-
-            public var tlBoxed: AllStories { .allStories(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1041,7 +1023,7 @@ extension Api {
         /// `botAppSettings#c99b1950 flags:# placeholder_path:flags.0?bytes background_color:flags.1?int background_dark_color:flags.2?int header_color:flags.3?int header_dark_color:flags.4?int = BotAppSettings;`
         ///
         /// <https://core.telegram.org/constructor/botAppSettings>
-        public final class Cons_botAppSettings: Sendable, TLConstructorPayload {
+        public final class Cons_botAppSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let placeholderPath: [UInt8]?
@@ -1073,8 +1055,6 @@ extension Api {
                 self.headerColor = headerColor
                 self.headerDarkColor = headerDarkColor
             }
-
-            public var tlBoxed: BotAppSettings { .botAppSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1174,7 +1154,7 @@ extension Api {
         /// `groupCallDonor#ee430c85 flags:# top:flags.0?true my:flags.1?true peer_id:flags.3?Peer stars:long = GroupCallDonor;`
         ///
         /// <https://core.telegram.org/constructor/groupCallDonor>
-        public final class Cons_groupCallDonor: Sendable, TLConstructorPayload {
+        public final class Cons_groupCallDonor: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peerId: Api.Peer?
@@ -1197,8 +1177,6 @@ extension Api {
                 self.peerId = peerId
                 self.stars = stars
             }
-
-            public var tlBoxed: GroupCallDonor { .groupCallDonor(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1265,14 +1243,12 @@ extension Api.messages {
         /// `messages.translatedRichMessage#4203998f result:Vector<RichMessage> = messages.TranslatedRichMessage;`
         ///
         /// <https://core.telegram.org/constructor/messages.translatedRichMessage>
-        public final class Cons_translatedRichMessage: Sendable, TLConstructorPayload {
+        public final class Cons_translatedRichMessage: Sendable {
             public let result: [Api.RichMessage]
 
             public init(result: [Api.RichMessage]) {
                 self.result = result
             }
-
-            public var tlBoxed: TranslatedRichMessage { .translatedRichMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1326,7 +1302,7 @@ extension Api {
         /// `richButtonStyle#03c610bd flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true link:flags.3?true = RichButtonStyle;`
         ///
         /// <https://core.telegram.org/constructor/richButtonStyle>
-        public struct Cons_richButtonStyle: Sendable, TLConstructorPayload {
+        public struct Cons_richButtonStyle: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var bgPrimary: Bool { tlFlagIsSet(flags, 0x1) }
@@ -1346,8 +1322,6 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: RichButtonStyle { .richButtonStyle(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -18,7 +18,7 @@ extension Api {
         /// `error#c4b9f9bb code:int text:string = Error;`
         ///
         /// <https://core.telegram.org/constructor/error>
-        public final class Cons_error: Sendable, TLConstructorPayload {
+        public final class Cons_error: Sendable {
             public let code: Int32
             public let text: String
 
@@ -26,8 +26,6 @@ extension Api {
                 self.code = code
                 self.text = text
             }
-
-            public var tlBoxed: Error { .error(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -87,7 +85,7 @@ extension Api {
         /// `dcOption#18b7a10d flags:# ipv6:flags.0?true media_only:flags.1?true tcpo_only:flags.2?true cdn:flags.3?true static:flags.4?true this_port_only:flags.5?true id:int ip_address:string port:int secret:flags.10?bytes = DcOption;`
         ///
         /// <https://core.telegram.org/constructor/dcOption>
-        public final class Cons_dcOption: Sendable, TLConstructorPayload {
+        public final class Cons_dcOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -124,8 +122,6 @@ extension Api {
                 self.port = port
                 self.secret = secret
             }
-
-            public var tlBoxed: DcOption { .dcOption(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -200,7 +196,7 @@ extension Api.account {
         /// `account.privacyRules#50a04e45 rules:Vector<PrivacyRule> chats:Vector<Chat> users:Vector<User> = account.PrivacyRules;`
         ///
         /// <https://core.telegram.org/constructor/account.privacyRules>
-        public final class Cons_privacyRules: Sendable, TLConstructorPayload {
+        public final class Cons_privacyRules: Sendable {
             public let rules: [Api.PrivacyRule]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -210,8 +206,6 @@ extension Api.account {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: PrivacyRules { .privacyRules(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -277,7 +271,7 @@ extension Api.messages {
         /// `messages.stickers#30a6ec7e hash:long stickers:Vector<Document> = messages.Stickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.stickers>
-        public final class Cons_stickers: Sendable, TLConstructorPayload {
+        public final class Cons_stickers: Sendable {
             public let hash: Int64
             public let stickers: [Api.Document]
 
@@ -285,8 +279,6 @@ extension Api.messages {
                 self.hash = hash
                 self.stickers = stickers
             }
-
-            public var tlBoxed: Stickers { .stickers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -378,7 +370,7 @@ extension Api {
         /// `channelParticipant#1bd54456 flags:# user_id:long date:int subscription_until_date:flags.0?int rank:flags.2?string = ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipant>
-        public final class Cons_channelParticipant: Sendable, TLConstructorPayload {
+        public final class Cons_channelParticipant: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -404,14 +396,12 @@ extension Api {
                 self.subscriptionUntilDate = subscriptionUntilDate
                 self.rank = rank
             }
-
-            public var tlBoxed: ChannelParticipant { .channelParticipant(self) }
         }
 
         /// `channelParticipantSelf#a9478a1a flags:# via_request:flags.0?true user_id:long inviter_id:long date:int subscription_until_date:flags.1?int rank:flags.2?string = ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantSelf>
-        public final class Cons_channelParticipantSelf: Sendable, TLConstructorPayload {
+        public final class Cons_channelParticipantSelf: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -442,14 +432,12 @@ extension Api {
                 self.subscriptionUntilDate = subscriptionUntilDate
                 self.rank = rank
             }
-
-            public var tlBoxed: ChannelParticipant { .channelParticipantSelf(self) }
         }
 
         /// `channelParticipantCreator#2fe601d3 flags:# user_id:long admin_rights:ChatAdminRights rank:flags.0?string = ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantCreator>
-        public final class Cons_channelParticipantCreator: Sendable, TLConstructorPayload {
+        public final class Cons_channelParticipantCreator: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -471,14 +459,12 @@ extension Api {
                 self.adminRights = adminRights
                 self.rank = rank
             }
-
-            public var tlBoxed: ChannelParticipant { .channelParticipantCreator(self) }
         }
 
         /// `channelParticipantAdmin#34c3bb53 flags:# can_edit:flags.0?true self:flags.1?true user_id:long inviter_id:flags.1?long promoted_by:long date:int admin_rights:ChatAdminRights rank:flags.2?string = ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantAdmin>
-        public final class Cons_channelParticipantAdmin: Sendable, TLConstructorPayload {
+        public final class Cons_channelParticipantAdmin: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -514,14 +500,12 @@ extension Api {
                 self.adminRights = adminRights
                 self.rank = rank
             }
-
-            public var tlBoxed: ChannelParticipant { .channelParticipantAdmin(self) }
         }
 
         /// `channelParticipantBanned#d5f0ad91 flags:# left:flags.0?true peer:Peer kicked_by:long date:int banned_rights:ChatBannedRights rank:flags.2?string = ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantBanned>
-        public final class Cons_channelParticipantBanned: Sendable, TLConstructorPayload {
+        public final class Cons_channelParticipantBanned: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -551,21 +535,17 @@ extension Api {
                 self.bannedRights = bannedRights
                 self.rank = rank
             }
-
-            public var tlBoxed: ChannelParticipant { .channelParticipantBanned(self) }
         }
 
         /// `channelParticipantLeft#1b03f006 peer:Peer = ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantLeft>
-        public final class Cons_channelParticipantLeft: Sendable, TLConstructorPayload {
+        public final class Cons_channelParticipantLeft: Sendable {
             public let peer: Api.Peer
 
             public init(peer: Api.Peer) {
                 self.peer = peer
             }
-
-            public var tlBoxed: ChannelParticipant { .channelParticipantLeft(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -820,7 +800,7 @@ extension Api {
         /// `secureSecretSettings#1527bcac secure_algo:SecurePasswordKdfAlgo secure_secret:bytes secure_secret_id:long = SecureSecretSettings;`
         ///
         /// <https://core.telegram.org/constructor/secureSecretSettings>
-        public final class Cons_secureSecretSettings: Sendable, TLConstructorPayload {
+        public final class Cons_secureSecretSettings: Sendable {
             public let secureAlgo: Api.SecurePasswordKdfAlgo
             public let secureSecret: [UInt8]
             public let secureSecretId: Int64
@@ -830,8 +810,6 @@ extension Api {
                 self.secureSecret = secureSecret
                 self.secureSecretId = secureSecretId
             }
-
-            public var tlBoxed: SecureSecretSettings { .secureSecretSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -897,7 +875,7 @@ extension Api.account {
         /// `account.wallPapers#cdc3858c hash:long wallpapers:Vector<WallPaper> = account.WallPapers;`
         ///
         /// <https://core.telegram.org/constructor/account.wallPapers>
-        public final class Cons_wallPapers: Sendable, TLConstructorPayload {
+        public final class Cons_wallPapers: Sendable {
             public let hash: Int64
             public let wallpapers: [Api.WallPaper]
 
@@ -905,8 +883,6 @@ extension Api.account {
                 self.hash = hash
                 self.wallpapers = wallpapers
             }
-
-            public var tlBoxed: WallPapers { .wallPapers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -973,7 +949,7 @@ extension Api {
         /// `codeSettings#ad253d78 flags:# allow_flashcall:flags.0?true current_number:flags.1?true allow_app_hash:flags.4?true allow_missed_call:flags.5?true allow_firebase:flags.7?true unknown_number:flags.9?true logout_tokens:flags.6?Vector<bytes> token:flags.8?string app_sandbox:flags.8?Bool = CodeSettings;`
         ///
         /// <https://core.telegram.org/constructor/codeSettings>
-        public final class Cons_codeSettings: Sendable, TLConstructorPayload {
+        public final class Cons_codeSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let logoutTokens: [[UInt8]]?
@@ -1008,8 +984,6 @@ extension Api {
                 self.token = token
                 self.appSandbox = appSandbox
             }
-
-            public var tlBoxed: CodeSettings { .codeSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1096,7 +1070,7 @@ extension Api {
         /// `emojiList#7a1e11d1 hash:long document_id:Vector<long> = EmojiList;`
         ///
         /// <https://core.telegram.org/constructor/emojiList>
-        public final class Cons_emojiList: Sendable, TLConstructorPayload {
+        public final class Cons_emojiList: Sendable {
             public let hash: Int64
             public let documentId: [Int64]
 
@@ -1104,8 +1078,6 @@ extension Api {
                 self.hash = hash
                 self.documentId = documentId
             }
-
-            public var tlBoxed: EmojiList { .emojiList(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1172,7 +1144,7 @@ extension Api {
         /// `mediaAreaCoordinates#cfc9e002 flags:# x:double y:double w:double h:double rotation:double radius:flags.0?double = MediaAreaCoordinates;`
         ///
         /// <https://core.telegram.org/constructor/mediaAreaCoordinates>
-        public final class Cons_mediaAreaCoordinates: Sendable, TLConstructorPayload {
+        public final class Cons_mediaAreaCoordinates: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let x: Double
@@ -1203,8 +1175,6 @@ extension Api {
                 self.rotation = rotation
                 self.radius = radius
             }
-
-            public var tlBoxed: MediaAreaCoordinates { .mediaAreaCoordinates(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1285,7 +1255,7 @@ extension Api.payments {
         /// `payments.resaleStarGifts#947a12df flags:# count:int gifts:Vector<StarGift> next_offset:flags.0?string attributes:flags.1?Vector<StarGiftAttribute> attributes_hash:flags.1?long chats:Vector<Chat> counters:flags.2?Vector<StarGiftAttributeCounter> users:Vector<User> = payments.ResaleStarGifts;`
         ///
         /// <https://core.telegram.org/constructor/payments.resaleStarGifts>
-        public final class Cons_resaleStarGifts: Sendable, TLConstructorPayload {
+        public final class Cons_resaleStarGifts: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -1324,8 +1294,6 @@ extension Api.payments {
                 self.counters = counters
                 self.users = users
             }
-
-            public var tlBoxed: ResaleStarGifts { .resaleStarGifts(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1427,7 +1395,7 @@ extension Api.messages {
         /// `messages.emojiGameOutcome#da2ad647 seed:bytes stake_ton_amount:long ton_amount:long = messages.EmojiGameOutcome;`
         ///
         /// <https://core.telegram.org/constructor/messages.emojiGameOutcome>
-        public final class Cons_emojiGameOutcome: Sendable, TLConstructorPayload {
+        public final class Cons_emojiGameOutcome: Sendable {
             public let seed: [UInt8]
             public let stakeTonAmount: Int64
             public let tonAmount: Int64
@@ -1437,8 +1405,6 @@ extension Api.messages {
                 self.stakeTonAmount = stakeTonAmount
                 self.tonAmount = tonAmount
             }
-
-            public var tlBoxed: EmojiGameOutcome { .emojiGameOutcome(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -33,33 +33,29 @@ extension Api {
         /// `inputMessageID#a676a322 id:int = InputMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputMessageID>
-        public struct Cons_inputMessageID: Sendable, TLConstructorPayload {
+        public struct Cons_inputMessageID: Sendable {
             public let id: Int32
 
             public init(id: Int32) {
                 self.id = id
             }
-
-            public var tlBoxed: InputMessage { .inputMessageID(self) }
         }
 
         /// `inputMessageReplyTo#bad88395 id:int = InputMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputMessageReplyTo>
-        public struct Cons_inputMessageReplyTo: Sendable, TLConstructorPayload {
+        public struct Cons_inputMessageReplyTo: Sendable {
             public let id: Int32
 
             public init(id: Int32) {
                 self.id = id
             }
-
-            public var tlBoxed: InputMessage { .inputMessageReplyTo(self) }
         }
 
         /// `inputMessageCallbackQuery#acfa1a7e id:int query_id:long = InputMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputMessageCallbackQuery>
-        public final class Cons_inputMessageCallbackQuery: Sendable, TLConstructorPayload {
+        public final class Cons_inputMessageCallbackQuery: Sendable {
             public let id: Int32
             public let queryId: Int64
 
@@ -67,8 +63,6 @@ extension Api {
                 self.id = id
                 self.queryId = queryId
             }
-
-            public var tlBoxed: InputMessage { .inputMessageCallbackQuery(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -167,7 +161,7 @@ extension Api {
         /// `inputAppEvent#1d1b1245 time:double type:string peer:long data:JSONValue = InputAppEvent;`
         ///
         /// <https://core.telegram.org/constructor/inputAppEvent>
-        public final class Cons_inputAppEvent: Sendable, TLConstructorPayload {
+        public final class Cons_inputAppEvent: Sendable {
             public let time: Double
             public let type: String
             public let peer: Int64
@@ -179,8 +173,6 @@ extension Api {
                 self.peer = peer
                 self.data = data
             }
-
-            public var tlBoxed: InputAppEvent { .inputAppEvent(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -246,7 +238,7 @@ extension Api {
         /// `pageTableCell#34566b6a flags:# header:flags.0?true align_center:flags.3?true align_right:flags.4?true valign_middle:flags.5?true valign_bottom:flags.6?true text:flags.7?RichText colspan:flags.1?int rowspan:flags.2?int = PageTableCell;`
         ///
         /// <https://core.telegram.org/constructor/pageTableCell>
-        public final class Cons_pageTableCell: Sendable, TLConstructorPayload {
+        public final class Cons_pageTableCell: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let text: Api.RichText?
@@ -280,8 +272,6 @@ extension Api {
                 self.colspan = colspan
                 self.rowspan = rowspan
             }
-
-            public var tlBoxed: PageTableCell { .pageTableCell(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -368,7 +358,7 @@ extension Api {
         /// `pollAnswer#4b7d786a flags:# text:TextWithEntities option:bytes media:flags.0?MessageMedia added_by:flags.1?Peer date:flags.1?int = PollAnswer;`
         ///
         /// <https://core.telegram.org/constructor/pollAnswer>
-        public final class Cons_pollAnswer: Sendable, TLConstructorPayload {
+        public final class Cons_pollAnswer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let text: Api.TextWithEntities
@@ -397,14 +387,12 @@ extension Api {
                 self.addedBy = addedBy
                 self.date = date
             }
-
-            public var tlBoxed: PollAnswer { .pollAnswer(self) }
         }
 
         /// `inputPollAnswer#199fed96 flags:# text:TextWithEntities media:flags.0?InputMedia = PollAnswer;`
         ///
         /// <https://core.telegram.org/constructor/inputPollAnswer>
-        public final class Cons_inputPollAnswer: Sendable, TLConstructorPayload {
+        public final class Cons_inputPollAnswer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let text: Api.TextWithEntities
@@ -423,8 +411,6 @@ extension Api {
                 self.text = text
                 self.media = media
             }
-
-            public var tlBoxed: PollAnswer { .inputPollAnswer(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -537,7 +523,7 @@ extension Api {
         /// `emojiKeywordsDifference#5cc761bd lang_code:string from_version:int version:int keywords:Vector<EmojiKeyword> = EmojiKeywordsDifference;`
         ///
         /// <https://core.telegram.org/constructor/emojiKeywordsDifference>
-        public final class Cons_emojiKeywordsDifference: Sendable, TLConstructorPayload {
+        public final class Cons_emojiKeywordsDifference: Sendable {
             public let langCode: String
             public let fromVersion: Int32
             public let version: Int32
@@ -549,8 +535,6 @@ extension Api {
                 self.version = version
                 self.keywords = keywords
             }
-
-            public var tlBoxed: EmojiKeywordsDifference { .emojiKeywordsDifference(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -621,7 +605,7 @@ extension Api.help {
         /// `help.countriesList#87d0759e countries:Vector<help.Country> hash:int = help.CountriesList;`
         ///
         /// <https://core.telegram.org/constructor/help.countriesList>
-        public final class Cons_countriesList: Sendable, TLConstructorPayload {
+        public final class Cons_countriesList: Sendable {
             public let countries: [Api.help.Country]
             public let hash: Int32
 
@@ -629,8 +613,6 @@ extension Api.help {
                 self.countries = countries
                 self.hash = hash
             }
-
-            public var tlBoxed: CountriesList { .countriesList(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -695,7 +677,7 @@ extension Api.messages {
         /// `messages.forumTopics#367617d3 flags:# order_by_create_date:flags.0?true count:int topics:Vector<ForumTopic> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> pts:int = messages.ForumTopics;`
         ///
         /// <https://core.telegram.org/constructor/messages.forumTopics>
-        public final class Cons_forumTopics: Sendable, TLConstructorPayload {
+        public final class Cons_forumTopics: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -727,8 +709,6 @@ extension Api.messages {
                 self.users = users
                 self.pts = pts
             }
-
-            public var tlBoxed: ForumTopics { .forumTopics(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -804,7 +784,7 @@ extension Api.chatlists {
         /// `chatlists.exportedChatlistInvite#10e6e3a6 filter:DialogFilter invite:ExportedChatlistInvite = chatlists.ExportedChatlistInvite;`
         ///
         /// <https://core.telegram.org/constructor/chatlists.exportedChatlistInvite>
-        public final class Cons_exportedChatlistInvite: Sendable, TLConstructorPayload {
+        public final class Cons_exportedChatlistInvite: Sendable {
             public let filter: Api.DialogFilter
             public let invite: Api.ExportedChatlistInvite
 
@@ -812,8 +792,6 @@ extension Api.chatlists {
                 self.filter = filter
                 self.invite = invite
             }
-
-            public var tlBoxed: ExportedChatlistInvite { .exportedChatlistInvite(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -871,7 +849,7 @@ extension Api {
         /// `inputBusinessAwayMessage#832175e0 flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:InputBusinessRecipients = InputBusinessAwayMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputBusinessAwayMessage>
-        public final class Cons_inputBusinessAwayMessage: Sendable, TLConstructorPayload {
+        public final class Cons_inputBusinessAwayMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let shortcutId: Int32
@@ -894,8 +872,6 @@ extension Api {
                 self.schedule = schedule
                 self.recipients = recipients
             }
-
-            public var tlBoxed: InputBusinessAwayMessage { .inputBusinessAwayMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -962,7 +938,7 @@ extension Api {
         /// `timezone#ff9289f5 id:string name:string utc_offset:int = Timezone;`
         ///
         /// <https://core.telegram.org/constructor/timezone>
-        public final class Cons_timezone: Sendable, TLConstructorPayload {
+        public final class Cons_timezone: Sendable {
             public let id: String
             public let name: String
             public let utcOffset: Int32
@@ -972,8 +948,6 @@ extension Api {
                 self.name = name
                 self.utcOffset = utcOffset
             }
-
-            public var tlBoxed: Timezone { .timezone(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1034,7 +1008,7 @@ extension Api {
         /// `contactBirthday#1d998733 contact_id:long birthday:Birthday = ContactBirthday;`
         ///
         /// <https://core.telegram.org/constructor/contactBirthday>
-        public final class Cons_contactBirthday: Sendable, TLConstructorPayload {
+        public final class Cons_contactBirthday: Sendable {
             public let contactId: Int64
             public let birthday: Api.Birthday
 
@@ -1042,8 +1016,6 @@ extension Api {
                 self.contactId = contactId
                 self.birthday = birthday
             }
-
-            public var tlBoxed: ContactBirthday { .contactBirthday(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1108,7 +1080,7 @@ extension Api.messages {
         /// `messages.availableEffects#bddb616e hash:int effects:Vector<AvailableEffect> documents:Vector<Document> = messages.AvailableEffects;`
         ///
         /// <https://core.telegram.org/constructor/messages.availableEffects>
-        public final class Cons_availableEffects: Sendable, TLConstructorPayload {
+        public final class Cons_availableEffects: Sendable {
             public let hash: Int32
             public let effects: [Api.AvailableEffect]
             public let documents: [Api.Document]
@@ -1118,8 +1090,6 @@ extension Api.messages {
                 self.effects = effects
                 self.documents = documents
             }
-
-            public var tlBoxed: AvailableEffects { .availableEffects(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1189,7 +1159,7 @@ extension Api.messages {
         /// `messages.webPagePreview#8c9a88ac media:MessageMedia chats:Vector<Chat> users:Vector<User> = messages.WebPagePreview;`
         ///
         /// <https://core.telegram.org/constructor/messages.webPagePreview>
-        public final class Cons_webPagePreview: Sendable, TLConstructorPayload {
+        public final class Cons_webPagePreview: Sendable {
             public let media: Api.MessageMedia
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -1199,8 +1169,6 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: WebPagePreview { .webPagePreview(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -18,7 +18,7 @@ extension Api {
         /// `importedContact#c13e3c50 user_id:long client_id:long = ImportedContact;`
         ///
         /// <https://core.telegram.org/constructor/importedContact>
-        public final class Cons_importedContact: Sendable, TLConstructorPayload {
+        public final class Cons_importedContact: Sendable {
             public let userId: Int64
             public let clientId: Int64
 
@@ -26,8 +26,6 @@ extension Api {
                 self.userId = userId
                 self.clientId = clientId
             }
-
-            public var tlBoxed: ImportedContact { .importedContact(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -87,7 +85,7 @@ extension Api {
         /// `phoneCallProtocol#fc878fc8 flags:# udp_p2p:flags.0?true udp_reflector:flags.1?true min_layer:int max_layer:int library_versions:Vector<string> = PhoneCallProtocol;`
         ///
         /// <https://core.telegram.org/constructor/phoneCallProtocol>
-        public final class Cons_phoneCallProtocol: Sendable, TLConstructorPayload {
+        public final class Cons_phoneCallProtocol: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let minLayer: Int32
@@ -112,8 +110,6 @@ extension Api {
                 self.maxLayer = maxLayer
                 self.libraryVersions = libraryVersions
             }
-
-            public var tlBoxed: PhoneCallProtocol { .phoneCallProtocol(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -180,14 +176,12 @@ extension Api {
         /// `emojiLanguage#b3fb5361 lang_code:string = EmojiLanguage;`
         ///
         /// <https://core.telegram.org/constructor/emojiLanguage>
-        public final class Cons_emojiLanguage: Sendable, TLConstructorPayload {
+        public final class Cons_emojiLanguage: Sendable {
             public let langCode: String
 
             public init(langCode: String) {
                 self.langCode = langCode
             }
-
-            public var tlBoxed: EmojiLanguage { .emojiLanguage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -241,7 +235,7 @@ extension Api.messages {
         /// `messages.inactiveChats#a927fec5 dates:Vector<int> chats:Vector<Chat> users:Vector<User> = messages.InactiveChats;`
         ///
         /// <https://core.telegram.org/constructor/messages.inactiveChats>
-        public final class Cons_inactiveChats: Sendable, TLConstructorPayload {
+        public final class Cons_inactiveChats: Sendable {
             public let dates: [Int32]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -251,8 +245,6 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: InactiveChats { .inactiveChats(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -313,7 +305,7 @@ extension Api {
         /// `statsAbsValueAndPrev#cb43acde current:double previous:double = StatsAbsValueAndPrev;`
         ///
         /// <https://core.telegram.org/constructor/statsAbsValueAndPrev>
-        public final class Cons_statsAbsValueAndPrev: Sendable, TLConstructorPayload {
+        public final class Cons_statsAbsValueAndPrev: Sendable {
             public let current: Double
             public let previous: Double
 
@@ -321,8 +313,6 @@ extension Api {
                 self.current = current
                 self.previous = previous
             }
-
-            public var tlBoxed: StatsAbsValueAndPrev { .statsAbsValueAndPrev(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -382,7 +372,7 @@ extension Api.messages {
         /// `messages.historyImportParsed#5e0fb7b9 flags:# pm:flags.0?true group:flags.1?true title:flags.2?string = messages.HistoryImportParsed;`
         ///
         /// <https://core.telegram.org/constructor/messages.historyImportParsed>
-        public final class Cons_historyImportParsed: Sendable, TLConstructorPayload {
+        public final class Cons_historyImportParsed: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let title: String?
@@ -402,8 +392,6 @@ extension Api.messages {
                 self.flags = _flags
                 self.title = title
             }
-
-            public var tlBoxed: HistoryImportParsed { .historyImportParsed(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -474,7 +462,7 @@ extension Api {
         /// `inputBotAppID#a920bd7a id:long access_hash:long = InputBotApp;`
         ///
         /// <https://core.telegram.org/constructor/inputBotAppID>
-        public final class Cons_inputBotAppID: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotAppID: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -482,14 +470,12 @@ extension Api {
                 self.id = id
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputBotApp { .inputBotAppID(self) }
         }
 
         /// `inputBotAppShortName#908c0407 bot_id:InputUser short_name:string = InputBotApp;`
         ///
         /// <https://core.telegram.org/constructor/inputBotAppShortName>
-        public final class Cons_inputBotAppShortName: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotAppShortName: Sendable {
             public let botId: Api.InputUser
             public let shortName: String
 
@@ -497,8 +483,6 @@ extension Api {
                 self.botId = botId
                 self.shortName = shortName
             }
-
-            public var tlBoxed: InputBotApp { .inputBotAppShortName(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -586,7 +570,7 @@ extension Api {
         /// `storyView#b0bdeac5 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true user_id:long date:int reaction:flags.2?Reaction = StoryView;`
         ///
         /// <https://core.telegram.org/constructor/storyView>
-        public final class Cons_storyView: Sendable, TLConstructorPayload {
+        public final class Cons_storyView: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -612,14 +596,12 @@ extension Api {
                 self.date = date
                 self.reaction = reaction
             }
-
-            public var tlBoxed: StoryView { .storyView(self) }
         }
 
         /// `storyViewPublicForward#9083670b flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true message:Message = StoryView;`
         ///
         /// <https://core.telegram.org/constructor/storyViewPublicForward>
-        public final class Cons_storyViewPublicForward: Sendable, TLConstructorPayload {
+        public final class Cons_storyViewPublicForward: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let message: Api.Message
@@ -638,14 +620,12 @@ extension Api {
                 self.flags = _flags
                 self.message = message
             }
-
-            public var tlBoxed: StoryView { .storyViewPublicForward(self) }
         }
 
         /// `storyViewPublicRepost#bd74cf49 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true peer_id:Peer story:StoryItem = StoryView;`
         ///
         /// <https://core.telegram.org/constructor/storyViewPublicRepost>
-        public final class Cons_storyViewPublicRepost: Sendable, TLConstructorPayload {
+        public final class Cons_storyViewPublicRepost: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peerId: Api.Peer
@@ -667,8 +647,6 @@ extension Api {
                 self.peerId = peerId
                 self.story = story
             }
-
-            public var tlBoxed: StoryView { .storyViewPublicRepost(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -788,7 +766,7 @@ extension Api.payments {
         /// `payments.giveawayInfo#4367daa0 flags:# participating:flags.0?true preparing_results:flags.3?true start_date:int joined_too_early_date:flags.1?int admin_disallowed_chat_id:flags.2?long disallowed_country:flags.4?string = payments.GiveawayInfo;`
         ///
         /// <https://core.telegram.org/constructor/payments.giveawayInfo>
-        public final class Cons_giveawayInfo: Sendable, TLConstructorPayload {
+        public final class Cons_giveawayInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let startDate: Int32
@@ -819,14 +797,12 @@ extension Api.payments {
                 self.adminDisallowedChatId = adminDisallowedChatId
                 self.disallowedCountry = disallowedCountry
             }
-
-            public var tlBoxed: GiveawayInfo { .giveawayInfo(self) }
         }
 
         /// `payments.giveawayInfoResults#e175e66f flags:# winner:flags.0?true refunded:flags.1?true start_date:int gift_code_slug:flags.3?string stars_prize:flags.4?long finish_date:int winners_count:int activated_count:flags.2?int = payments.GiveawayInfo;`
         ///
         /// <https://core.telegram.org/constructor/payments.giveawayInfoResults>
-        public final class Cons_giveawayInfoResults: Sendable, TLConstructorPayload {
+        public final class Cons_giveawayInfoResults: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let startDate: Int32
@@ -863,8 +839,6 @@ extension Api.payments {
                 self.winnersCount = winnersCount
                 self.activatedCount = activatedCount
             }
-
-            public var tlBoxed: GiveawayInfo { .giveawayInfoResults(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1002,7 +976,7 @@ extension Api {
         /// `starGiftCollection#9d6b13b0 flags:# collection_id:int title:string icon:flags.0?Document gifts_count:int hash:long = StarGiftCollection;`
         ///
         /// <https://core.telegram.org/constructor/starGiftCollection>
-        public final class Cons_starGiftCollection: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftCollection: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let collectionId: Int32
@@ -1030,8 +1004,6 @@ extension Api {
                 self.giftsCount = giftsCount
                 self.hash = hash
             }
-
-            public var tlBoxed: StarGiftCollection { .starGiftCollection(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1109,7 +1081,7 @@ extension Api {
         /// `groupCallMessage#1a8afc7e flags:# from_admin:flags.1?true id:int from_id:Peer date:int message:TextWithEntities paid_message_stars:flags.0?long = GroupCallMessage;`
         ///
         /// <https://core.telegram.org/constructor/groupCallMessage>
-        public final class Cons_groupCallMessage: Sendable, TLConstructorPayload {
+        public final class Cons_groupCallMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -1139,8 +1111,6 @@ extension Api {
                 self.message = message
                 self.paidMessageStars = paidMessageStars
             }
-
-            public var tlBoxed: GroupCallMessage { .groupCallMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1218,7 +1188,7 @@ extension Api {
         /// `recentStory#711d692d flags:# live:flags.0?true max_id:flags.1?int = RecentStory;`
         ///
         /// <https://core.telegram.org/constructor/recentStory>
-        public final class Cons_recentStory: Sendable, TLConstructorPayload {
+        public final class Cons_recentStory: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let maxId: Int32?
@@ -1236,8 +1206,6 @@ extension Api {
                 self.flags = _flags
                 self.maxId = maxId
             }
-
-            public var tlBoxed: RecentStory { .recentStory(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1303,14 +1271,12 @@ extension Api.account {
         /// `account.passkeyRegistrationOptions#e16b5ce1 options:DataJSON = account.PasskeyRegistrationOptions;`
         ///
         /// <https://core.telegram.org/constructor/account.passkeyRegistrationOptions>
-        public final class Cons_passkeyRegistrationOptions: Sendable, TLConstructorPayload {
+        public final class Cons_passkeyRegistrationOptions: Sendable {
             public let options: Api.DataJSON
 
             public init(options: Api.DataJSON) {
                 self.options = options
             }
-
-            public var tlBoxed: PasskeyRegistrationOptions { .passkeyRegistrationOptions(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1369,7 +1335,7 @@ extension Api {
         /// `inputRichFilePhoto#9b00622b id:string photo:InputPhoto = InputRichFile;`
         ///
         /// <https://core.telegram.org/constructor/inputRichFilePhoto>
-        public final class Cons_inputRichFilePhoto: Sendable, TLConstructorPayload {
+        public final class Cons_inputRichFilePhoto: Sendable {
             public let id: String
             public let photo: Api.InputPhoto
 
@@ -1377,14 +1343,12 @@ extension Api {
                 self.id = id
                 self.photo = photo
             }
-
-            public var tlBoxed: InputRichFile { .inputRichFilePhoto(self) }
         }
 
         /// `inputRichFileDocument#83281dbd id:string document:InputDocument = InputRichFile;`
         ///
         /// <https://core.telegram.org/constructor/inputRichFileDocument>
-        public final class Cons_inputRichFileDocument: Sendable, TLConstructorPayload {
+        public final class Cons_inputRichFileDocument: Sendable {
             public let id: String
             public let document: Api.InputDocument
 
@@ -1392,8 +1356,6 @@ extension Api {
                 self.id = id
                 self.document = document
             }
-
-            public var tlBoxed: InputRichFile { .inputRichFileDocument(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

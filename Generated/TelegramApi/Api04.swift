@@ -28,7 +28,7 @@ extension Api {
         /// `chatParticipant#38e79fde flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
         ///
         /// <https://core.telegram.org/constructor/chatParticipant>
-        public final class Cons_chatParticipant: Sendable, TLConstructorPayload {
+        public final class Cons_chatParticipant: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -53,14 +53,12 @@ extension Api {
                 self.date = date
                 self.rank = rank
             }
-
-            public var tlBoxed: ChatParticipant { .chatParticipant(self) }
         }
 
         /// `chatParticipantCreator#e1f867b8 flags:# user_id:long rank:flags.0?string = ChatParticipant;`
         ///
         /// <https://core.telegram.org/constructor/chatParticipantCreator>
-        public final class Cons_chatParticipantCreator: Sendable, TLConstructorPayload {
+        public final class Cons_chatParticipantCreator: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -79,14 +77,12 @@ extension Api {
                 self.userId = userId
                 self.rank = rank
             }
-
-            public var tlBoxed: ChatParticipant { .chatParticipantCreator(self) }
         }
 
         /// `chatParticipantAdmin#0360d5d2 flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
         ///
         /// <https://core.telegram.org/constructor/chatParticipantAdmin>
-        public final class Cons_chatParticipantAdmin: Sendable, TLConstructorPayload {
+        public final class Cons_chatParticipantAdmin: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -111,8 +107,6 @@ extension Api {
                 self.date = date
                 self.rank = rank
             }
-
-            public var tlBoxed: ChatParticipant { .chatParticipantAdmin(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -256,7 +250,7 @@ extension Api.auth {
         /// `auth.authorization#2ea2c0d4 flags:# setup_password_required:flags.1?true otherwise_relogin_days:flags.1?int tmp_sessions:flags.0?int future_auth_token:flags.2?bytes user:User = auth.Authorization;`
         ///
         /// <https://core.telegram.org/constructor/auth.authorization>
-        public final class Cons_authorization: Sendable, TLConstructorPayload {
+        public final class Cons_authorization: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let otherwiseReloginDays: Int32?
@@ -285,14 +279,12 @@ extension Api.auth {
                 self.futureAuthToken = futureAuthToken
                 self.user = user
             }
-
-            public var tlBoxed: Authorization { .authorization(self) }
         }
 
         /// `auth.authorizationSignUpRequired#44747e9a flags:# terms_of_service:flags.0?help.TermsOfService = auth.Authorization;`
         ///
         /// <https://core.telegram.org/constructor/auth.authorizationSignUpRequired>
-        public final class Cons_authorizationSignUpRequired: Sendable, TLConstructorPayload {
+        public final class Cons_authorizationSignUpRequired: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let termsOfService: Api.help.TermsOfService?
@@ -308,8 +300,6 @@ extension Api.auth {
                 self.flags = _flags
                 self.termsOfService = termsOfService
             }
-
-            public var tlBoxed: Authorization { .authorizationSignUpRequired(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -423,20 +413,18 @@ extension Api.messages {
         /// `messages.chats#64ff9fd5 chats:Vector<Chat> = messages.Chats;`
         ///
         /// <https://core.telegram.org/constructor/messages.chats>
-        public final class Cons_chats: Sendable, TLConstructorPayload {
+        public final class Cons_chats: Sendable {
             public let chats: [Api.Chat]
 
             public init(chats: [Api.Chat]) {
                 self.chats = chats
             }
-
-            public var tlBoxed: Chats { .chats(self) }
         }
 
         /// `messages.chatsSlice#9cd81144 count:int chats:Vector<Chat> = messages.Chats;`
         ///
         /// <https://core.telegram.org/constructor/messages.chatsSlice>
-        public final class Cons_chatsSlice: Sendable, TLConstructorPayload {
+        public final class Cons_chatsSlice: Sendable {
             public let count: Int32
             public let chats: [Api.Chat]
 
@@ -444,8 +432,6 @@ extension Api.messages {
                 self.count = count
                 self.chats = chats
             }
-
-            public var tlBoxed: Chats { .chatsSlice(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -524,20 +510,18 @@ extension Api {
         /// `documentEmpty#36f8c871 id:long = Document;`
         ///
         /// <https://core.telegram.org/constructor/documentEmpty>
-        public struct Cons_documentEmpty: Sendable, TLConstructorPayload {
+        public struct Cons_documentEmpty: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
                 self.id = id
             }
-
-            public var tlBoxed: Document { .documentEmpty(self) }
         }
 
         /// `document#8fd4c4d8 flags:# id:long access_hash:long file_reference:bytes date:int mime_type:string size:long thumbs:flags.0?Vector<PhotoSize> video_thumbs:flags.1?Vector<VideoSize> dc_id:int attributes:Vector<DocumentAttribute> = Document;`
         ///
         /// <https://core.telegram.org/constructor/document>
-        public final class Cons_document: Sendable, TLConstructorPayload {
+        public final class Cons_document: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -581,8 +565,6 @@ extension Api {
                 self.dcId = dcId
                 self.attributes = attributes
             }
-
-            public var tlBoxed: Document { .document(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -696,7 +678,7 @@ extension Api.account {
         /// `account.passwordInputSettings#c23727c9 flags:# new_algo:flags.0?PasswordKdfAlgo new_password_hash:flags.0?bytes hint:flags.0?string email:flags.1?string new_secure_settings:flags.2?SecureSecretSettings = account.PasswordInputSettings;`
         ///
         /// <https://core.telegram.org/constructor/account.passwordInputSettings>
-        public final class Cons_passwordInputSettings: Sendable, TLConstructorPayload {
+        public final class Cons_passwordInputSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let newAlgo: Api.PasswordKdfAlgo?
@@ -726,8 +708,6 @@ extension Api.account {
                 self.email = email
                 self.newSecureSettings = newSecureSettings
             }
-
-            public var tlBoxed: PasswordInputSettings { .passwordInputSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -823,7 +803,7 @@ extension Api {
         /// `stickerSet#2dd14edc flags:# archived:flags.1?true official:flags.2?true masks:flags.3?true emojis:flags.7?true text_color:flags.9?true channel_emoji_status:flags.10?true creator:flags.11?true installed_date:flags.0?int id:long access_hash:long title:string short_name:string thumbs:flags.4?Vector<PhotoSize> thumb_dc_id:flags.4?int thumb_version:flags.4?int thumb_document_id:flags.8?long count:int hash:int = StickerSet;`
         ///
         /// <https://core.telegram.org/constructor/stickerSet>
-        public final class Cons_stickerSet: Sendable, TLConstructorPayload {
+        public final class Cons_stickerSet: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let installedDate: Int32?
@@ -885,8 +865,6 @@ extension Api {
                 self.count = count
                 self.hash = hash
             }
-
-            public var tlBoxed: StickerSet { .stickerSet(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1044,7 +1022,7 @@ extension Api {
         /// `inputBotInlineMessageMediaAuto#3380c786 flags:# invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaAuto>
-        public final class Cons_inputBotInlineMessageMediaAuto: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineMessageMediaAuto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let message: String
@@ -1069,14 +1047,12 @@ extension Api {
                 self.entities = entities
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: InputBotInlineMessage { .inputBotInlineMessageMediaAuto(self) }
         }
 
         /// `inputBotInlineMessageText#3dcd7a87 flags:# no_webpage:flags.0?true invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineMessageText>
-        public final class Cons_inputBotInlineMessageText: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineMessageText: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let message: String
@@ -1103,14 +1079,12 @@ extension Api {
                 self.entities = entities
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: InputBotInlineMessage { .inputBotInlineMessageText(self) }
         }
 
         /// `inputBotInlineMessageMediaGeo#96929a85 flags:# geo_point:InputGeoPoint heading:flags.0?int period:flags.1?int proximity_notification_radius:flags.3?int reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaGeo>
-        public final class Cons_inputBotInlineMessageMediaGeo: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineMessageMediaGeo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let geoPoint: Api.InputGeoPoint
@@ -1141,14 +1115,12 @@ extension Api {
                 self.proximityNotificationRadius = proximityNotificationRadius
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: InputBotInlineMessage { .inputBotInlineMessageMediaGeo(self) }
         }
 
         /// `inputBotInlineMessageMediaVenue#417bbf11 flags:# geo_point:InputGeoPoint title:string address:string provider:string venue_id:string venue_type:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaVenue>
-        public final class Cons_inputBotInlineMessageMediaVenue: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineMessageMediaVenue: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let geoPoint: Api.InputGeoPoint
@@ -1182,14 +1154,12 @@ extension Api {
                 self.venueType = venueType
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: InputBotInlineMessage { .inputBotInlineMessageMediaVenue(self) }
         }
 
         /// `inputBotInlineMessageMediaContact#a6edbffd flags:# phone_number:string first_name:string last_name:string vcard:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaContact>
-        public final class Cons_inputBotInlineMessageMediaContact: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineMessageMediaContact: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let phoneNumber: String
@@ -1217,14 +1187,12 @@ extension Api {
                 self.vcard = vcard
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: InputBotInlineMessage { .inputBotInlineMessageMediaContact(self) }
         }
 
         /// `inputBotInlineMessageGame#4b425864 flags:# reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineMessageGame>
-        public final class Cons_inputBotInlineMessageGame: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineMessageGame: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let replyMarkup: Api.ReplyMarkup?
@@ -1240,14 +1208,12 @@ extension Api {
                 self.flags = _flags
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: InputBotInlineMessage { .inputBotInlineMessageGame(self) }
         }
 
         /// `inputBotInlineMessageMediaInvoice#d7e78225 flags:# title:string description:string photo:flags.0?InputWebDocument invoice:Invoice payload:bytes provider:string provider_data:DataJSON reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaInvoice>
-        public final class Cons_inputBotInlineMessageMediaInvoice: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineMessageMediaInvoice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let title: String
@@ -1285,14 +1251,12 @@ extension Api {
                 self.providerData = providerData
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: InputBotInlineMessage { .inputBotInlineMessageMediaInvoice(self) }
         }
 
         /// `inputBotInlineMessageMediaWebPage#bddcc510 flags:# invert_media:flags.3?true force_large_media:flags.4?true force_small_media:flags.5?true optional:flags.6?true message:string entities:flags.1?Vector<MessageEntity> url:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaWebPage>
-        public final class Cons_inputBotInlineMessageMediaWebPage: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineMessageMediaWebPage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let message: String
@@ -1326,14 +1290,12 @@ extension Api {
                 self.url = url
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: InputBotInlineMessage { .inputBotInlineMessageMediaWebPage(self) }
         }
 
         /// `inputBotInlineMessageRichMessage#b43df56c flags:# reply_markup:flags.2?ReplyMarkup rich_message:InputRichMessage = InputBotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineMessageRichMessage>
-        public final class Cons_inputBotInlineMessageRichMessage: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineMessageRichMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let replyMarkup: Api.ReplyMarkup?
@@ -1352,8 +1314,6 @@ extension Api {
                 self.replyMarkup = replyMarkup
                 self.richMessage = richMessage
             }
-
-            public var tlBoxed: InputBotInlineMessage { .inputBotInlineMessageRichMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1781,59 +1741,51 @@ extension Api.auth {
         /// `auth.sentCodeTypeApp#3dbb5986 length:int = auth.SentCodeType;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCodeTypeApp>
-        public struct Cons_sentCodeTypeApp: Sendable, TLConstructorPayload {
+        public struct Cons_sentCodeTypeApp: Sendable {
             public let length: Int32
 
             public init(length: Int32) {
                 self.length = length
             }
-
-            public var tlBoxed: SentCodeType { .sentCodeTypeApp(self) }
         }
 
         /// `auth.sentCodeTypeSms#c000bba2 length:int = auth.SentCodeType;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCodeTypeSms>
-        public struct Cons_sentCodeTypeSms: Sendable, TLConstructorPayload {
+        public struct Cons_sentCodeTypeSms: Sendable {
             public let length: Int32
 
             public init(length: Int32) {
                 self.length = length
             }
-
-            public var tlBoxed: SentCodeType { .sentCodeTypeSms(self) }
         }
 
         /// `auth.sentCodeTypeCall#5353e5a7 length:int = auth.SentCodeType;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCodeTypeCall>
-        public struct Cons_sentCodeTypeCall: Sendable, TLConstructorPayload {
+        public struct Cons_sentCodeTypeCall: Sendable {
             public let length: Int32
 
             public init(length: Int32) {
                 self.length = length
             }
-
-            public var tlBoxed: SentCodeType { .sentCodeTypeCall(self) }
         }
 
         /// `auth.sentCodeTypeFlashCall#ab03c6d9 pattern:string = auth.SentCodeType;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCodeTypeFlashCall>
-        public final class Cons_sentCodeTypeFlashCall: Sendable, TLConstructorPayload {
+        public final class Cons_sentCodeTypeFlashCall: Sendable {
             public let pattern: String
 
             public init(pattern: String) {
                 self.pattern = pattern
             }
-
-            public var tlBoxed: SentCodeType { .sentCodeTypeFlashCall(self) }
         }
 
         /// `auth.sentCodeTypeMissedCall#82006484 prefix:string length:int = auth.SentCodeType;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCodeTypeMissedCall>
-        public final class Cons_sentCodeTypeMissedCall: Sendable, TLConstructorPayload {
+        public final class Cons_sentCodeTypeMissedCall: Sendable {
             public let prefix: String
             public let length: Int32
 
@@ -1841,14 +1793,12 @@ extension Api.auth {
                 self.prefix = prefix
                 self.length = length
             }
-
-            public var tlBoxed: SentCodeType { .sentCodeTypeMissedCall(self) }
         }
 
         /// `auth.sentCodeTypeEmailCode#f450f59b flags:# apple_signin_allowed:flags.0?true google_signin_allowed:flags.1?true email_pattern:string length:int reset_available_period:flags.3?int reset_pending_date:flags.4?int = auth.SentCodeType;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCodeTypeEmailCode>
-        public final class Cons_sentCodeTypeEmailCode: Sendable, TLConstructorPayload {
+        public final class Cons_sentCodeTypeEmailCode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let emailPattern: String
@@ -1878,14 +1828,12 @@ extension Api.auth {
                 self.resetAvailablePeriod = resetAvailablePeriod
                 self.resetPendingDate = resetPendingDate
             }
-
-            public var tlBoxed: SentCodeType { .sentCodeTypeEmailCode(self) }
         }
 
         /// `auth.sentCodeTypeSetUpEmailRequired#a5491dea flags:# apple_signin_allowed:flags.0?true google_signin_allowed:flags.1?true = auth.SentCodeType;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCodeTypeSetUpEmailRequired>
-        public struct Cons_sentCodeTypeSetUpEmailRequired: Sendable, TLConstructorPayload {
+        public struct Cons_sentCodeTypeSetUpEmailRequired: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var appleSigninAllowed: Bool { tlFlagIsSet(flags, 0x1) }
@@ -1901,14 +1849,12 @@ extension Api.auth {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: SentCodeType { .sentCodeTypeSetUpEmailRequired(self) }
         }
 
         /// `auth.sentCodeTypeFragmentSms#d9565c39 url:string length:int = auth.SentCodeType;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCodeTypeFragmentSms>
-        public final class Cons_sentCodeTypeFragmentSms: Sendable, TLConstructorPayload {
+        public final class Cons_sentCodeTypeFragmentSms: Sendable {
             public let url: String
             public let length: Int32
 
@@ -1916,14 +1862,12 @@ extension Api.auth {
                 self.url = url
                 self.length = length
             }
-
-            public var tlBoxed: SentCodeType { .sentCodeTypeFragmentSms(self) }
         }
 
         /// `auth.sentCodeTypeFirebaseSms#009fd736 flags:# nonce:flags.0?bytes play_integrity_project_id:flags.2?long play_integrity_nonce:flags.2?bytes receipt:flags.1?string push_timeout:flags.1?int length:int = auth.SentCodeType;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCodeTypeFirebaseSms>
-        public final class Cons_sentCodeTypeFirebaseSms: Sendable, TLConstructorPayload {
+        public final class Cons_sentCodeTypeFirebaseSms: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let nonce: [UInt8]?
@@ -1956,14 +1900,12 @@ extension Api.auth {
                 self.pushTimeout = pushTimeout
                 self.length = length
             }
-
-            public var tlBoxed: SentCodeType { .sentCodeTypeFirebaseSms(self) }
         }
 
         /// `auth.sentCodeTypeSmsWord#a416ac81 flags:# beginning:flags.0?string = auth.SentCodeType;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCodeTypeSmsWord>
-        public final class Cons_sentCodeTypeSmsWord: Sendable, TLConstructorPayload {
+        public final class Cons_sentCodeTypeSmsWord: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let beginning: String?
@@ -1979,14 +1921,12 @@ extension Api.auth {
                 self.flags = _flags
                 self.beginning = beginning
             }
-
-            public var tlBoxed: SentCodeType { .sentCodeTypeSmsWord(self) }
         }
 
         /// `auth.sentCodeTypeSmsPhrase#b37794af flags:# beginning:flags.0?string = auth.SentCodeType;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCodeTypeSmsPhrase>
-        public final class Cons_sentCodeTypeSmsPhrase: Sendable, TLConstructorPayload {
+        public final class Cons_sentCodeTypeSmsPhrase: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let beginning: String?
@@ -2002,8 +1942,6 @@ extension Api.auth {
                 self.flags = _flags
                 self.beginning = beginning
             }
-
-            public var tlBoxed: SentCodeType { .sentCodeTypeSmsPhrase(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2320,27 +2258,23 @@ extension Api {
         /// `securePlainPhone#7d6099dd phone:string = SecurePlainData;`
         ///
         /// <https://core.telegram.org/constructor/securePlainPhone>
-        public final class Cons_securePlainPhone: Sendable, TLConstructorPayload {
+        public final class Cons_securePlainPhone: Sendable {
             public let phone: String
 
             public init(phone: String) {
                 self.phone = phone
             }
-
-            public var tlBoxed: SecurePlainData { .securePlainPhone(self) }
         }
 
         /// `securePlainEmail#21ec5a5f email:string = SecurePlainData;`
         ///
         /// <https://core.telegram.org/constructor/securePlainEmail>
-        public final class Cons_securePlainEmail: Sendable, TLConstructorPayload {
+        public final class Cons_securePlainEmail: Sendable {
             public let email: String
 
             public init(email: String) {
                 self.email = email
             }
-
-            public var tlBoxed: SecurePlainData { .securePlainEmail(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2413,7 +2347,7 @@ extension Api {
         /// `pageListOrderedItemText#15031189 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string text:RichText value:flags.3?int type:flags.4?string = PageListOrderedItem;`
         ///
         /// <https://core.telegram.org/constructor/pageListOrderedItemText>
-        public final class Cons_pageListOrderedItemText: Sendable, TLConstructorPayload {
+        public final class Cons_pageListOrderedItemText: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let num: String?
@@ -2444,14 +2378,12 @@ extension Api {
                 self.value = value
                 self.type = type
             }
-
-            public var tlBoxed: PageListOrderedItem { .pageListOrderedItemText(self) }
         }
 
         /// `pageListOrderedItemBlocks#8ff2d5f0 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string blocks:Vector<PageBlock> value:flags.3?int type:flags.4?string = PageListOrderedItem;`
         ///
         /// <https://core.telegram.org/constructor/pageListOrderedItemBlocks>
-        public final class Cons_pageListOrderedItemBlocks: Sendable, TLConstructorPayload {
+        public final class Cons_pageListOrderedItemBlocks: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let num: String?
@@ -2482,8 +2414,6 @@ extension Api {
                 self.value = value
                 self.type = type
             }
-
-            public var tlBoxed: PageListOrderedItem { .pageListOrderedItemBlocks(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2613,7 +2543,7 @@ extension Api {
         /// `chatBannedRights#9f120418 flags:# view_messages:flags.0?true send_messages:flags.1?true send_media:flags.2?true send_stickers:flags.3?true send_gifs:flags.4?true send_games:flags.5?true send_inline:flags.6?true embed_links:flags.7?true send_polls:flags.8?true change_info:flags.10?true invite_users:flags.15?true pin_messages:flags.17?true manage_topics:flags.18?true send_photos:flags.19?true send_videos:flags.20?true send_roundvideos:flags.21?true send_audios:flags.22?true send_voices:flags.23?true send_docs:flags.24?true send_plain:flags.25?true edit_rank:flags.26?true send_reactions:flags.27?true manage_linked_peers:flags.28?true until_date:int = ChatBannedRights;`
         ///
         /// <https://core.telegram.org/constructor/chatBannedRights>
-        public struct Cons_chatBannedRights: Sendable, TLConstructorPayload {
+        public struct Cons_chatBannedRights: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let untilDate: Int32
@@ -2674,8 +2604,6 @@ extension Api {
                 self.flags = _flags
                 self.untilDate = untilDate
             }
-
-            public var tlBoxed: ChatBannedRights { .chatBannedRights(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2736,7 +2664,7 @@ extension Api.phone {
         /// `phone.groupParticipants#f47751b6 count:int participants:Vector<GroupCallParticipant> next_offset:string chats:Vector<Chat> users:Vector<User> version:int = phone.GroupParticipants;`
         ///
         /// <https://core.telegram.org/constructor/phone.groupParticipants>
-        public final class Cons_groupParticipants: Sendable, TLConstructorPayload {
+        public final class Cons_groupParticipants: Sendable {
             public let count: Int32
             public let participants: [Api.GroupCallParticipant]
             public let nextOffset: String
@@ -2752,8 +2680,6 @@ extension Api.phone {
                 self.users = users
                 self.version = version
             }
-
-            public var tlBoxed: GroupParticipants { .groupParticipants(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2825,7 +2751,7 @@ extension Api {
         /// `attachMenuBotIconColor#4576f3f0 name:string color:int = AttachMenuBotIconColor;`
         ///
         /// <https://core.telegram.org/constructor/attachMenuBotIconColor>
-        public final class Cons_attachMenuBotIconColor: Sendable, TLConstructorPayload {
+        public final class Cons_attachMenuBotIconColor: Sendable {
             public let name: String
             public let color: Int32
 
@@ -2833,8 +2759,6 @@ extension Api {
                 self.name = name
                 self.color = color
             }
-
-            public var tlBoxed: AttachMenuBotIconColor { .attachMenuBotIconColor(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2897,7 +2821,7 @@ extension Api.account {
         /// `account.savedRingtones#c1e92cc5 hash:long ringtones:Vector<Document> = account.SavedRingtones;`
         ///
         /// <https://core.telegram.org/constructor/account.savedRingtones>
-        public final class Cons_savedRingtones: Sendable, TLConstructorPayload {
+        public final class Cons_savedRingtones: Sendable {
             public let hash: Int64
             public let ringtones: [Api.Document]
 
@@ -2905,8 +2829,6 @@ extension Api.account {
                 self.hash = hash
                 self.ringtones = ringtones
             }
-
-            public var tlBoxed: SavedRingtones { .savedRingtones(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2973,7 +2895,7 @@ extension Api.messages {
         /// `messages.transcribedAudio#cfb9d957 flags:# pending:flags.0?true transcription_id:long text:string trial_remains_num:flags.1?int trial_remains_until_date:flags.1?int = messages.TranscribedAudio;`
         ///
         /// <https://core.telegram.org/constructor/messages.transcribedAudio>
-        public final class Cons_transcribedAudio: Sendable, TLConstructorPayload {
+        public final class Cons_transcribedAudio: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let transcriptionId: Int64
@@ -3000,8 +2922,6 @@ extension Api.messages {
                 self.trialRemainsNum = trialRemainsNum
                 self.trialRemainsUntilDate = trialRemainsUntilDate
             }
-
-            public var tlBoxed: TranscribedAudio { .transcribedAudio(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3083,7 +3003,7 @@ extension Api {
         /// `boost#4b3e14d6 flags:# gift:flags.1?true giveaway:flags.2?true unclaimed:flags.3?true id:string user_id:flags.0?long giveaway_msg_id:flags.2?int date:int expires:int used_gift_slug:flags.4?string multiplier:flags.5?int stars:flags.6?long = Boost;`
         ///
         /// <https://core.telegram.org/constructor/boost>
-        public final class Cons_boost: Sendable, TLConstructorPayload {
+        public final class Cons_boost: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: String
@@ -3130,8 +3050,6 @@ extension Api {
                 self.multiplier = multiplier
                 self.stars = stars
             }
-
-            public var tlBoxed: Boost { .boost(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3242,7 +3160,7 @@ extension Api {
         /// `businessAwayMessage#ef156a5c flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:BusinessRecipients = BusinessAwayMessage;`
         ///
         /// <https://core.telegram.org/constructor/businessAwayMessage>
-        public final class Cons_businessAwayMessage: Sendable, TLConstructorPayload {
+        public final class Cons_businessAwayMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let shortcutId: Int32
@@ -3265,8 +3183,6 @@ extension Api {
                 self.schedule = schedule
                 self.recipients = recipients
             }
-
-            public var tlBoxed: BusinessAwayMessage { .businessAwayMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3333,7 +3249,7 @@ extension Api.messages {
         /// `messages.dialogFilters#2ad93719 flags:# tags_enabled:flags.0?true filters:Vector<DialogFilter> = messages.DialogFilters;`
         ///
         /// <https://core.telegram.org/constructor/messages.dialogFilters>
-        public final class Cons_dialogFilters: Sendable, TLConstructorPayload {
+        public final class Cons_dialogFilters: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let filters: [Api.DialogFilter]
@@ -3350,8 +3266,6 @@ extension Api.messages {
                 self.flags = _flags
                 self.filters = filters
             }
-
-            public var tlBoxed: DialogFilters { .dialogFilters(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3412,7 +3326,7 @@ extension Api {
         /// `sponsoredPeer#c69708d3 flags:# random_id:bytes peer:Peer sponsor_info:flags.0?string additional_info:flags.1?string = SponsoredPeer;`
         ///
         /// <https://core.telegram.org/constructor/sponsoredPeer>
-        public final class Cons_sponsoredPeer: Sendable, TLConstructorPayload {
+        public final class Cons_sponsoredPeer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let randomId: [UInt8]
@@ -3438,8 +3352,6 @@ extension Api {
                 self.sponsorInfo = sponsorInfo
                 self.additionalInfo = additionalInfo
             }
-
-            public var tlBoxed: SponsoredPeer { .sponsoredPeer(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3529,7 +3441,7 @@ extension Api {
         /// `inputRichMessage#e4c449fc flags:# rtl:flags.0?true noautolink:flags.1?true blocks:Vector<PageBlock> photos:flags.2?Vector<InputPhoto> documents:flags.3?Vector<InputDocument> users:flags.4?Vector<InputUser> = InputRichMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputRichMessage>
-        public final class Cons_inputRichMessage: Sendable, TLConstructorPayload {
+        public final class Cons_inputRichMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let blocks: [Api.PageBlock]
@@ -3560,14 +3472,12 @@ extension Api {
                 self.documents = documents
                 self.users = users
             }
-
-            public var tlBoxed: InputRichMessage { .inputRichMessage(self) }
         }
 
         /// `inputRichMessageHTML#dacb836a flags:# rtl:flags.0?true noautolink:flags.1?true html:string files:flags.2?Vector<InputRichFile> = InputRichMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputRichMessageHTML>
-        public final class Cons_inputRichMessageHTML: Sendable, TLConstructorPayload {
+        public final class Cons_inputRichMessageHTML: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let html: String
@@ -3590,14 +3500,12 @@ extension Api {
                 self.html = html
                 self.files = files
             }
-
-            public var tlBoxed: InputRichMessage { .inputRichMessageHTML(self) }
         }
 
         /// `inputRichMessageMarkdown#004b572c flags:# rtl:flags.0?true noautolink:flags.1?true markdown:string files:flags.2?Vector<InputRichFile> = InputRichMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputRichMessageMarkdown>
-        public final class Cons_inputRichMessageMarkdown: Sendable, TLConstructorPayload {
+        public final class Cons_inputRichMessageMarkdown: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let markdown: String
@@ -3620,8 +3528,6 @@ extension Api {
                 self.markdown = markdown
                 self.files = files
             }
-
-            public var tlBoxed: InputRichMessage { .inputRichMessageMarkdown(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

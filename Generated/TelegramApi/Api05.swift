@@ -113,7 +113,7 @@ extension Api {
         /// `inputMediaUploadedPhoto#7d8375da flags:# spoiler:flags.2?true live_photo:flags.3?true file:InputFile stickers:flags.0?Vector<InputDocument> ttl_seconds:flags.1?int video:flags.3?InputDocument = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaUploadedPhoto>
-        public final class Cons_inputMediaUploadedPhoto: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaUploadedPhoto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let file: Api.InputFile
@@ -144,14 +144,12 @@ extension Api {
                 self.ttlSeconds = ttlSeconds
                 self.video = video
             }
-
-            public var tlBoxed: InputMedia { .inputMediaUploadedPhoto(self) }
         }
 
         /// `inputMediaPhoto#e3af4434 flags:# spoiler:flags.1?true live_photo:flags.2?true id:InputPhoto ttl_seconds:flags.0?int video:flags.2?InputDocument = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaPhoto>
-        public final class Cons_inputMediaPhoto: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaPhoto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Api.InputPhoto
@@ -178,27 +176,23 @@ extension Api {
                 self.ttlSeconds = ttlSeconds
                 self.video = video
             }
-
-            public var tlBoxed: InputMedia { .inputMediaPhoto(self) }
         }
 
         /// `inputMediaGeoPoint#f9c44144 geo_point:InputGeoPoint = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaGeoPoint>
-        public final class Cons_inputMediaGeoPoint: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaGeoPoint: Sendable {
             public let geoPoint: Api.InputGeoPoint
 
             public init(geoPoint: Api.InputGeoPoint) {
                 self.geoPoint = geoPoint
             }
-
-            public var tlBoxed: InputMedia { .inputMediaGeoPoint(self) }
         }
 
         /// `inputMediaContact#f8ab7dfb phone_number:string first_name:string last_name:string vcard:string = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaContact>
-        public final class Cons_inputMediaContact: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaContact: Sendable {
             public let phoneNumber: String
             public let firstName: String
             public let lastName: String
@@ -210,14 +204,12 @@ extension Api {
                 self.lastName = lastName
                 self.vcard = vcard
             }
-
-            public var tlBoxed: InputMedia { .inputMediaContact(self) }
         }
 
         /// `inputMediaUploadedDocument#037c9330 flags:# nosound_video:flags.3?true force_file:flags.4?true spoiler:flags.5?true file:InputFile thumb:flags.2?InputFile mime_type:string attributes:Vector<DocumentAttribute> stickers:flags.0?Vector<InputDocument> video_cover:flags.6?InputPhoto video_timestamp:flags.7?int ttl_seconds:flags.1?int = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaUploadedDocument>
-        public final class Cons_inputMediaUploadedDocument: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaUploadedDocument: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let file: Api.InputFile
@@ -264,14 +256,12 @@ extension Api {
                 self.videoTimestamp = videoTimestamp
                 self.ttlSeconds = ttlSeconds
             }
-
-            public var tlBoxed: InputMedia { .inputMediaUploadedDocument(self) }
         }
 
         /// `inputMediaDocument#a8763ab5 flags:# spoiler:flags.2?true id:InputDocument video_cover:flags.3?InputPhoto video_timestamp:flags.4?int ttl_seconds:flags.0?int query:flags.1?string = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaDocument>
-        public final class Cons_inputMediaDocument: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaDocument: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Api.InputDocument
@@ -304,14 +294,12 @@ extension Api {
                 self.ttlSeconds = ttlSeconds
                 self.query = query
             }
-
-            public var tlBoxed: InputMedia { .inputMediaDocument(self) }
         }
 
         /// `inputMediaVenue#c13d1c11 geo_point:InputGeoPoint title:string address:string provider:string venue_id:string venue_type:string = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaVenue>
-        public final class Cons_inputMediaVenue: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaVenue: Sendable {
             public let geoPoint: Api.InputGeoPoint
             public let title: String
             public let address: String
@@ -327,14 +315,12 @@ extension Api {
                 self.venueId = venueId
                 self.venueType = venueType
             }
-
-            public var tlBoxed: InputMedia { .inputMediaVenue(self) }
         }
 
         /// `inputMediaPhotoExternal#e5bbfe1a flags:# spoiler:flags.1?true url:string ttl_seconds:flags.0?int = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaPhotoExternal>
-        public final class Cons_inputMediaPhotoExternal: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaPhotoExternal: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let url: String
@@ -355,14 +341,12 @@ extension Api {
                 self.url = url
                 self.ttlSeconds = ttlSeconds
             }
-
-            public var tlBoxed: InputMedia { .inputMediaPhotoExternal(self) }
         }
 
         /// `inputMediaDocumentExternal#779600f9 flags:# spoiler:flags.1?true url:string ttl_seconds:flags.0?int video_cover:flags.2?InputPhoto video_timestamp:flags.3?int = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaDocumentExternal>
-        public final class Cons_inputMediaDocumentExternal: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaDocumentExternal: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let url: String
@@ -391,27 +375,23 @@ extension Api {
                 self.videoCover = videoCover
                 self.videoTimestamp = videoTimestamp
             }
-
-            public var tlBoxed: InputMedia { .inputMediaDocumentExternal(self) }
         }
 
         /// `inputMediaGame#d33f43f3 id:InputGame = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaGame>
-        public final class Cons_inputMediaGame: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaGame: Sendable {
             public let id: Api.InputGame
 
             public init(id: Api.InputGame) {
                 self.id = id
             }
-
-            public var tlBoxed: InputMedia { .inputMediaGame(self) }
         }
 
         /// `inputMediaInvoice#405fef0d flags:# title:string description:string photo:flags.0?InputWebDocument invoice:Invoice payload:bytes provider:flags.3?string provider_data:DataJSON start_param:flags.1?string extended_media:flags.2?InputMedia = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaInvoice>
-        public final class Cons_inputMediaInvoice: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaInvoice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let title: String
@@ -454,14 +434,12 @@ extension Api {
                 self.startParam = startParam
                 self.extendedMedia = extendedMedia
             }
-
-            public var tlBoxed: InputMedia { .inputMediaInvoice(self) }
         }
 
         /// `inputMediaGeoLive#971fa843 flags:# stopped:flags.0?true geo_point:InputGeoPoint heading:flags.2?int period:flags.1?int proximity_notification_radius:flags.3?int = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaGeoLive>
-        public final class Cons_inputMediaGeoLive: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaGeoLive: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let geoPoint: Api.InputGeoPoint
@@ -490,14 +468,12 @@ extension Api {
                 self.period = period
                 self.proximityNotificationRadius = proximityNotificationRadius
             }
-
-            public var tlBoxed: InputMedia { .inputMediaGeoLive(self) }
         }
 
         /// `inputMediaPoll#883a4108 flags:# poll:Poll correct_answers:flags.0?Vector<int> attached_media:flags.3?InputMedia solution:flags.1?string solution_entities:flags.1?Vector<MessageEntity> solution_media:flags.2?InputMedia = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaPoll>
-        public final class Cons_inputMediaPoll: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaPoll: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let poll: Api.Poll
@@ -531,27 +507,23 @@ extension Api {
                 self.solutionEntities = solutionEntities
                 self.solutionMedia = solutionMedia
             }
-
-            public var tlBoxed: InputMedia { .inputMediaPoll(self) }
         }
 
         /// `inputMediaDice#e66fbf7b emoticon:string = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaDice>
-        public final class Cons_inputMediaDice: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaDice: Sendable {
             public let emoticon: String
 
             public init(emoticon: String) {
                 self.emoticon = emoticon
             }
-
-            public var tlBoxed: InputMedia { .inputMediaDice(self) }
         }
 
         /// `inputMediaStory#89fdd778 peer:InputPeer id:int = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaStory>
-        public final class Cons_inputMediaStory: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaStory: Sendable {
             public let peer: Api.InputPeer
             public let id: Int32
 
@@ -559,14 +531,12 @@ extension Api {
                 self.peer = peer
                 self.id = id
             }
-
-            public var tlBoxed: InputMedia { .inputMediaStory(self) }
         }
 
         /// `inputMediaWebPage#c21b8849 flags:# force_large_media:flags.0?true force_small_media:flags.1?true optional:flags.2?true url:string = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaWebPage>
-        public final class Cons_inputMediaWebPage: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaWebPage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let url: String
@@ -587,14 +557,12 @@ extension Api {
                 self.flags = _flags
                 self.url = url
             }
-
-            public var tlBoxed: InputMedia { .inputMediaWebPage(self) }
         }
 
         /// `inputMediaPaidMedia#c4103386 flags:# stars_amount:long extended_media:Vector<InputMedia> payload:flags.0?string = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaPaidMedia>
-        public final class Cons_inputMediaPaidMedia: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaPaidMedia: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let starsAmount: Int64
@@ -616,27 +584,23 @@ extension Api {
                 self.extendedMedia = extendedMedia
                 self.payload = payload
             }
-
-            public var tlBoxed: InputMedia { .inputMediaPaidMedia(self) }
         }
 
         /// `inputMediaTodo#9fc55fde todo:TodoList = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaTodo>
-        public final class Cons_inputMediaTodo: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaTodo: Sendable {
             public let todo: Api.TodoList
 
             public init(todo: Api.TodoList) {
                 self.todo = todo
             }
-
-            public var tlBoxed: InputMedia { .inputMediaTodo(self) }
         }
 
         /// `inputMediaStakeDice#f3a9244a game_hash:string ton_amount:long client_seed:bytes = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaStakeDice>
-        public final class Cons_inputMediaStakeDice: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaStakeDice: Sendable {
             public let gameHash: String
             public let tonAmount: Int64
             public let clientSeed: [UInt8]
@@ -646,8 +610,6 @@ extension Api {
                 self.tonAmount = tonAmount
                 self.clientSeed = clientSeed
             }
-
-            public var tlBoxed: InputMedia { .inputMediaStakeDice(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1329,7 +1291,7 @@ extension Api {
         /// `stickerPack#12b299d4 emoticon:string documents:Vector<long> = StickerPack;`
         ///
         /// <https://core.telegram.org/constructor/stickerPack>
-        public final class Cons_stickerPack: Sendable, TLConstructorPayload {
+        public final class Cons_stickerPack: Sendable {
             public let emoticon: String
             public let documents: [Int64]
 
@@ -1337,8 +1299,6 @@ extension Api {
                 self.emoticon = emoticon
                 self.documents = documents
             }
-
-            public var tlBoxed: StickerPack { .stickerPack(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1416,20 +1376,18 @@ extension Api {
         /// `recentMeUrlUnknown#46e1d13d url:string = RecentMeUrl;`
         ///
         /// <https://core.telegram.org/constructor/recentMeUrlUnknown>
-        public final class Cons_recentMeUrlUnknown: Sendable, TLConstructorPayload {
+        public final class Cons_recentMeUrlUnknown: Sendable {
             public let url: String
 
             public init(url: String) {
                 self.url = url
             }
-
-            public var tlBoxed: RecentMeUrl { .recentMeUrlUnknown(self) }
         }
 
         /// `recentMeUrlUser#b92c09e2 url:string user_id:long = RecentMeUrl;`
         ///
         /// <https://core.telegram.org/constructor/recentMeUrlUser>
-        public final class Cons_recentMeUrlUser: Sendable, TLConstructorPayload {
+        public final class Cons_recentMeUrlUser: Sendable {
             public let url: String
             public let userId: Int64
 
@@ -1437,14 +1395,12 @@ extension Api {
                 self.url = url
                 self.userId = userId
             }
-
-            public var tlBoxed: RecentMeUrl { .recentMeUrlUser(self) }
         }
 
         /// `recentMeUrlChat#b2da71d2 url:string chat_id:long = RecentMeUrl;`
         ///
         /// <https://core.telegram.org/constructor/recentMeUrlChat>
-        public final class Cons_recentMeUrlChat: Sendable, TLConstructorPayload {
+        public final class Cons_recentMeUrlChat: Sendable {
             public let url: String
             public let chatId: Int64
 
@@ -1452,14 +1408,12 @@ extension Api {
                 self.url = url
                 self.chatId = chatId
             }
-
-            public var tlBoxed: RecentMeUrl { .recentMeUrlChat(self) }
         }
 
         /// `recentMeUrlChatInvite#eb49081d url:string chat_invite:ChatInvite = RecentMeUrl;`
         ///
         /// <https://core.telegram.org/constructor/recentMeUrlChatInvite>
-        public final class Cons_recentMeUrlChatInvite: Sendable, TLConstructorPayload {
+        public final class Cons_recentMeUrlChatInvite: Sendable {
             public let url: String
             public let chatInvite: Api.ChatInvite
 
@@ -1467,14 +1421,12 @@ extension Api {
                 self.url = url
                 self.chatInvite = chatInvite
             }
-
-            public var tlBoxed: RecentMeUrl { .recentMeUrlChatInvite(self) }
         }
 
         /// `recentMeUrlStickerSet#bc0a57dc url:string set:StickerSetCovered = RecentMeUrl;`
         ///
         /// <https://core.telegram.org/constructor/recentMeUrlStickerSet>
-        public final class Cons_recentMeUrlStickerSet: Sendable, TLConstructorPayload {
+        public final class Cons_recentMeUrlStickerSet: Sendable {
             public let url: String
             public let set: Api.StickerSetCovered
 
@@ -1482,8 +1434,6 @@ extension Api {
                 self.url = url
                 self.set = set
             }
-
-            public var tlBoxed: RecentMeUrl { .recentMeUrlStickerSet(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1609,7 +1559,7 @@ extension Api.account {
         /// `account.authorizationForm#ad2e1cd8 flags:# required_types:Vector<SecureRequiredType> values:Vector<SecureValue> errors:Vector<SecureValueError> users:Vector<User> privacy_policy_url:flags.0?string = account.AuthorizationForm;`
         ///
         /// <https://core.telegram.org/constructor/account.authorizationForm>
-        public final class Cons_authorizationForm: Sendable, TLConstructorPayload {
+        public final class Cons_authorizationForm: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let requiredTypes: [Api.SecureRequiredType]
@@ -1637,8 +1587,6 @@ extension Api.account {
                 self.users = users
                 self.privacyPolicyUrl = privacyPolicyUrl
             }
-
-            public var tlBoxed: AuthorizationForm { .authorizationForm(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1716,14 +1664,12 @@ extension Api {
         /// `chatOnlines#f041e250 onlines:int = ChatOnlines;`
         ///
         /// <https://core.telegram.org/constructor/chatOnlines>
-        public struct Cons_chatOnlines: Sendable, TLConstructorPayload {
+        public struct Cons_chatOnlines: Sendable {
             public let onlines: Int32
 
             public init(onlines: Int32) {
                 self.onlines = onlines
             }
-
-            public var tlBoxed: ChatOnlines { .chatOnlines(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1789,7 +1735,7 @@ extension Api.auth {
         /// `auth.loginToken#629f1980 expires:int token:bytes = auth.LoginToken;`
         ///
         /// <https://core.telegram.org/constructor/auth.loginToken>
-        public final class Cons_loginToken: Sendable, TLConstructorPayload {
+        public final class Cons_loginToken: Sendable {
             public let expires: Int32
             public let token: [UInt8]
 
@@ -1797,14 +1743,12 @@ extension Api.auth {
                 self.expires = expires
                 self.token = token
             }
-
-            public var tlBoxed: LoginToken { .loginToken(self) }
         }
 
         /// `auth.loginTokenMigrateTo#068e9916 dc_id:int token:bytes = auth.LoginToken;`
         ///
         /// <https://core.telegram.org/constructor/auth.loginTokenMigrateTo>
-        public final class Cons_loginTokenMigrateTo: Sendable, TLConstructorPayload {
+        public final class Cons_loginTokenMigrateTo: Sendable {
             public let dcId: Int32
             public let token: [UInt8]
 
@@ -1812,21 +1756,17 @@ extension Api.auth {
                 self.dcId = dcId
                 self.token = token
             }
-
-            public var tlBoxed: LoginToken { .loginTokenMigrateTo(self) }
         }
 
         /// `auth.loginTokenSuccess#390d5c5e authorization:auth.Authorization = auth.LoginToken;`
         ///
         /// <https://core.telegram.org/constructor/auth.loginTokenSuccess>
-        public final class Cons_loginTokenSuccess: Sendable, TLConstructorPayload {
+        public final class Cons_loginTokenSuccess: Sendable {
             public let authorization: Api.auth.Authorization
 
             public init(authorization: Api.auth.Authorization) {
                 self.authorization = authorization
             }
-
-            public var tlBoxed: LoginToken { .loginTokenSuccess(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1920,7 +1860,7 @@ extension Api {
         /// `webViewResultUrl#4d22ff98 flags:# fullsize:flags.1?true fullscreen:flags.2?true same_origin:flags.3?true query_id:flags.0?long url:string = WebViewResult;`
         ///
         /// <https://core.telegram.org/constructor/webViewResultUrl>
-        public final class Cons_webViewResultUrl: Sendable, TLConstructorPayload {
+        public final class Cons_webViewResultUrl: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let queryId: Int64?
@@ -1945,8 +1885,6 @@ extension Api {
                 self.queryId = queryId
                 self.url = url
             }
-
-            public var tlBoxed: WebViewResult { .webViewResultUrl(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2030,7 +1968,7 @@ extension Api {
         /// `notificationSoundLocal#830b9ae4 title:string data:string = NotificationSound;`
         ///
         /// <https://core.telegram.org/constructor/notificationSoundLocal>
-        public final class Cons_notificationSoundLocal: Sendable, TLConstructorPayload {
+        public final class Cons_notificationSoundLocal: Sendable {
             public let title: String
             public let data: String
 
@@ -2038,21 +1976,17 @@ extension Api {
                 self.title = title
                 self.data = data
             }
-
-            public var tlBoxed: NotificationSound { .notificationSoundLocal(self) }
         }
 
         /// `notificationSoundRingtone#ff6c8049 id:long = NotificationSound;`
         ///
         /// <https://core.telegram.org/constructor/notificationSoundRingtone>
-        public struct Cons_notificationSoundRingtone: Sendable, TLConstructorPayload {
+        public struct Cons_notificationSoundRingtone: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
                 self.id = id
             }
-
-            public var tlBoxed: NotificationSound { .notificationSoundRingtone(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2140,7 +2074,7 @@ extension Api {
         /// `textWithEntities#751f3146 text:string entities:Vector<MessageEntity> = TextWithEntities;`
         ///
         /// <https://core.telegram.org/constructor/textWithEntities>
-        public final class Cons_textWithEntities: Sendable, TLConstructorPayload {
+        public final class Cons_textWithEntities: Sendable {
             public let text: String
             public let entities: [Api.MessageEntity]
 
@@ -2148,8 +2082,6 @@ extension Api {
                 self.text = text
                 self.entities = entities
             }
-
-            public var tlBoxed: TextWithEntities { .textWithEntities(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2207,7 +2139,7 @@ extension Api {
         /// `inputBusinessGreetingMessage#0194cb3b shortcut_id:int recipients:InputBusinessRecipients no_activity_days:int = InputBusinessGreetingMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputBusinessGreetingMessage>
-        public final class Cons_inputBusinessGreetingMessage: Sendable, TLConstructorPayload {
+        public final class Cons_inputBusinessGreetingMessage: Sendable {
             public let shortcutId: Int32
             public let recipients: Api.InputBusinessRecipients
             public let noActivityDays: Int32
@@ -2217,8 +2149,6 @@ extension Api {
                 self.recipients = recipients
                 self.noActivityDays = noActivityDays
             }
-
-            public var tlBoxed: InputBusinessGreetingMessage { .inputBusinessGreetingMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2281,7 +2211,7 @@ extension Api {
         /// `connectedBot#033ed001 flags:# bot_id:long recipients:BusinessBotRecipients rights:BusinessBotRights device:flags.0?string date:flags.1?int location:flags.2?string = ConnectedBot;`
         ///
         /// <https://core.telegram.org/constructor/connectedBot>
-        public final class Cons_connectedBot: Sendable, TLConstructorPayload {
+        public final class Cons_connectedBot: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let botId: Int64
@@ -2314,8 +2244,6 @@ extension Api {
                 self.date = date
                 self.location = location
             }
-
-            public var tlBoxed: ConnectedBot { .connectedBot(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2406,7 +2334,7 @@ extension Api.fragment {
         /// `fragment.collectibleInfo#6ebdff91 purchase_date:int currency:string amount:long crypto_currency:string crypto_amount:long url:string = fragment.CollectibleInfo;`
         ///
         /// <https://core.telegram.org/constructor/fragment.collectibleInfo>
-        public final class Cons_collectibleInfo: Sendable, TLConstructorPayload {
+        public final class Cons_collectibleInfo: Sendable {
             public let purchaseDate: Int32
             public let currency: String
             public let amount: Int64
@@ -2422,8 +2350,6 @@ extension Api.fragment {
                 self.cryptoAmount = cryptoAmount
                 self.url = url
             }
-
-            public var tlBoxed: CollectibleInfo { .collectibleInfo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2495,7 +2421,7 @@ extension Api {
         /// `starsTopupOption#0bd915c0 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsTopupOption;`
         ///
         /// <https://core.telegram.org/constructor/starsTopupOption>
-        public final class Cons_starsTopupOption: Sendable, TLConstructorPayload {
+        public final class Cons_starsTopupOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let stars: Int64
@@ -2522,8 +2448,6 @@ extension Api {
                 self.currency = currency
                 self.amount = amount
             }
-
-            public var tlBoxed: StarsTopupOption { .starsTopupOption(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2598,7 +2522,7 @@ extension Api {
         /// `auctionBidLevel#310240cc pos:int amount:long date:int = AuctionBidLevel;`
         ///
         /// <https://core.telegram.org/constructor/auctionBidLevel>
-        public final class Cons_auctionBidLevel: Sendable, TLConstructorPayload {
+        public final class Cons_auctionBidLevel: Sendable {
             public let pos: Int32
             public let amount: Int64
             public let date: Int32
@@ -2608,8 +2532,6 @@ extension Api {
                 self.amount = amount
                 self.date = date
             }
-
-            public var tlBoxed: AuctionBidLevel { .auctionBidLevel(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2677,7 +2599,7 @@ extension Api {
         /// `aiComposeTone#cff63ea9 flags:# creator:flags.0?true id:long access_hash:long slug:string title:string emoji_id:flags.1?long prompt:flags.4?string installs_count:flags.2?int author_id:flags.3?long example_english:flags.5?AiComposeToneExample = AiComposeTone;`
         ///
         /// <https://core.telegram.org/constructor/aiComposeTone>
-        public final class Cons_aiComposeTone: Sendable, TLConstructorPayload {
+        public final class Cons_aiComposeTone: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -2723,14 +2645,12 @@ extension Api {
                 self.authorId = authorId
                 self.exampleEnglish = exampleEnglish
             }
-
-            public var tlBoxed: AiComposeTone { .aiComposeTone(self) }
         }
 
         /// `aiComposeToneDefault#9bad6414 tone:string emoji_id:long title:string = AiComposeTone;`
         ///
         /// <https://core.telegram.org/constructor/aiComposeToneDefault>
-        public final class Cons_aiComposeToneDefault: Sendable, TLConstructorPayload {
+        public final class Cons_aiComposeToneDefault: Sendable {
             public let tone: String
             public let emojiId: Int64
             public let title: String
@@ -2740,8 +2660,6 @@ extension Api {
                 self.emojiId = emojiId
                 self.title = title
             }
-
-            public var tlBoxed: AiComposeTone { .aiComposeToneDefault(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2872,7 +2790,7 @@ extension Api {
         /// `keyboardInlineButton#11c1a322 flags:# style:flags.10?KeyboardButtonStyle text:string type:InlineButtonType = KeyboardInlineButton;`
         ///
         /// <https://core.telegram.org/constructor/keyboardInlineButton>
-        public final class Cons_keyboardInlineButton: Sendable, TLConstructorPayload {
+        public final class Cons_keyboardInlineButton: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let style: Api.KeyboardButtonStyle?
@@ -2894,8 +2812,6 @@ extension Api {
                 self.text = text
                 self.type = type
             }
-
-            public var tlBoxed: KeyboardInlineButton { .keyboardInlineButton(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -23,7 +23,7 @@ extension Api {
         /// `inputDocument#1abfb575 id:long access_hash:long file_reference:bytes = InputDocument;`
         ///
         /// <https://core.telegram.org/constructor/inputDocument>
-        public final class Cons_inputDocument: Sendable, TLConstructorPayload {
+        public final class Cons_inputDocument: Sendable {
             public let id: Int64
             public let accessHash: Int64
             public let fileReference: [UInt8]
@@ -33,8 +33,6 @@ extension Api {
                 self.accessHash = accessHash
                 self.fileReference = fileReference
             }
-
-            public var tlBoxed: InputDocument { .inputDocument(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -104,7 +102,7 @@ extension Api {
         /// `inlineBotSwitchPM#3c20629f text:string start_param:string = InlineBotSwitchPM;`
         ///
         /// <https://core.telegram.org/constructor/inlineBotSwitchPM>
-        public final class Cons_inlineBotSwitchPM: Sendable, TLConstructorPayload {
+        public final class Cons_inlineBotSwitchPM: Sendable {
             public let text: String
             public let startParam: String
 
@@ -112,8 +110,6 @@ extension Api {
                 self.text = text
                 self.startParam = startParam
             }
-
-            public var tlBoxed: InlineBotSwitchPM { .inlineBotSwitchPM(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -171,7 +167,7 @@ extension Api {
         /// `pollResults#ba7bb15e flags:# min:flags.0?true has_unread_votes:flags.6?true can_view_stats:flags.7?true results:flags.1?Vector<PollAnswerVoters> total_voters:flags.2?int recent_voters:flags.3?Vector<Peer> solution:flags.4?string solution_entities:flags.4?Vector<MessageEntity> solution_media:flags.5?MessageMedia = PollResults;`
         ///
         /// <https://core.telegram.org/constructor/pollResults>
-        public final class Cons_pollResults: Sendable, TLConstructorPayload {
+        public final class Cons_pollResults: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let results: [Api.PollAnswerVoters]?
@@ -212,8 +208,6 @@ extension Api {
                 self.solutionEntities = solutionEntities
                 self.solutionMedia = solutionMedia
             }
-
-            public var tlBoxed: PollResults { .pollResults(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -347,7 +341,7 @@ extension Api {
         /// `webPageAttributeTheme#54b56617 flags:# documents:flags.0?Vector<Document> settings:flags.1?ThemeSettings = WebPageAttribute;`
         ///
         /// <https://core.telegram.org/constructor/webPageAttributeTheme>
-        public final class Cons_webPageAttributeTheme: Sendable, TLConstructorPayload {
+        public final class Cons_webPageAttributeTheme: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let documents: [Api.Document]?
@@ -367,14 +361,12 @@ extension Api {
                 self.documents = documents
                 self.settings = settings
             }
-
-            public var tlBoxed: WebPageAttribute { .webPageAttributeTheme(self) }
         }
 
         /// `webPageAttributeStory#2e94c3e7 flags:# peer:Peer id:int story:flags.0?StoryItem = WebPageAttribute;`
         ///
         /// <https://core.telegram.org/constructor/webPageAttributeStory>
-        public final class Cons_webPageAttributeStory: Sendable, TLConstructorPayload {
+        public final class Cons_webPageAttributeStory: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -396,14 +388,12 @@ extension Api {
                 self.id = id
                 self.story = story
             }
-
-            public var tlBoxed: WebPageAttribute { .webPageAttributeStory(self) }
         }
 
         /// `webPageAttributeStickerSet#50cc03d3 flags:# emojis:flags.0?true text_color:flags.1?true stickers:Vector<Document> = WebPageAttribute;`
         ///
         /// <https://core.telegram.org/constructor/webPageAttributeStickerSet>
-        public final class Cons_webPageAttributeStickerSet: Sendable, TLConstructorPayload {
+        public final class Cons_webPageAttributeStickerSet: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let stickers: [Api.Document]
@@ -422,40 +412,34 @@ extension Api {
                 self.flags = _flags
                 self.stickers = stickers
             }
-
-            public var tlBoxed: WebPageAttribute { .webPageAttributeStickerSet(self) }
         }
 
         /// `webPageAttributeUniqueStarGift#cf6f6db8 gift:StarGift = WebPageAttribute;`
         ///
         /// <https://core.telegram.org/constructor/webPageAttributeUniqueStarGift>
-        public final class Cons_webPageAttributeUniqueStarGift: Sendable, TLConstructorPayload {
+        public final class Cons_webPageAttributeUniqueStarGift: Sendable {
             public let gift: Api.StarGift
 
             public init(gift: Api.StarGift) {
                 self.gift = gift
             }
-
-            public var tlBoxed: WebPageAttribute { .webPageAttributeUniqueStarGift(self) }
         }
 
         /// `webPageAttributeStarGiftCollection#31cad303 icons:Vector<Document> = WebPageAttribute;`
         ///
         /// <https://core.telegram.org/constructor/webPageAttributeStarGiftCollection>
-        public final class Cons_webPageAttributeStarGiftCollection: Sendable, TLConstructorPayload {
+        public final class Cons_webPageAttributeStarGiftCollection: Sendable {
             public let icons: [Api.Document]
 
             public init(icons: [Api.Document]) {
                 self.icons = icons
             }
-
-            public var tlBoxed: WebPageAttribute { .webPageAttributeStarGiftCollection(self) }
         }
 
         /// `webPageAttributeStarGiftAuction#01c641c2 gift:StarGift end_date:int = WebPageAttribute;`
         ///
         /// <https://core.telegram.org/constructor/webPageAttributeStarGiftAuction>
-        public final class Cons_webPageAttributeStarGiftAuction: Sendable, TLConstructorPayload {
+        public final class Cons_webPageAttributeStarGiftAuction: Sendable {
             public let gift: Api.StarGift
             public let endDate: Int32
 
@@ -463,21 +447,17 @@ extension Api {
                 self.gift = gift
                 self.endDate = endDate
             }
-
-            public var tlBoxed: WebPageAttribute { .webPageAttributeStarGiftAuction(self) }
         }
 
         /// `webPageAttributeAiComposeTone#7781fe18 emoji_id:long = WebPageAttribute;`
         ///
         /// <https://core.telegram.org/constructor/webPageAttributeAiComposeTone>
-        public struct Cons_webPageAttributeAiComposeTone: Sendable, TLConstructorPayload {
+        public struct Cons_webPageAttributeAiComposeTone: Sendable {
             public let emojiId: Int64
 
             public init(emojiId: Int64) {
                 self.emojiId = emojiId
             }
-
-            public var tlBoxed: WebPageAttribute { .webPageAttributeAiComposeTone(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -662,7 +642,7 @@ extension Api.messages {
         /// `messages.exportedChatInvites#bdc62dcc count:int invites:Vector<ExportedChatInvite> users:Vector<User> = messages.ExportedChatInvites;`
         ///
         /// <https://core.telegram.org/constructor/messages.exportedChatInvites>
-        public final class Cons_exportedChatInvites: Sendable, TLConstructorPayload {
+        public final class Cons_exportedChatInvites: Sendable {
             public let count: Int32
             public let invites: [Api.ExportedChatInvite]
             public let users: [Api.User]
@@ -672,8 +652,6 @@ extension Api.messages {
                 self.invites = invites
                 self.users = users
             }
-
-            public var tlBoxed: ExportedChatInvites { .exportedChatInvites(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -736,14 +714,12 @@ extension Api {
         /// `defaultHistoryTTL#43b46b20 period:int = DefaultHistoryTTL;`
         ///
         /// <https://core.telegram.org/constructor/defaultHistoryTTL>
-        public struct Cons_defaultHistoryTTL: Sendable, TLConstructorPayload {
+        public struct Cons_defaultHistoryTTL: Sendable {
             public let period: Int32
 
             public init(period: Int32) {
                 self.period = period
             }
-
-            public var tlBoxed: DefaultHistoryTTL { .defaultHistoryTTL(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -799,7 +775,7 @@ extension Api.messages {
         /// `messages.webPage#fd5e12bd webpage:WebPage chats:Vector<Chat> users:Vector<User> = messages.WebPage;`
         ///
         /// <https://core.telegram.org/constructor/messages.webPage>
-        public final class Cons_webPage: Sendable, TLConstructorPayload {
+        public final class Cons_webPage: Sendable {
             public let webpage: Api.WebPage
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -809,8 +785,6 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: WebPage { .webPage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -871,7 +845,7 @@ extension Api {
         /// `todoItem#cba9a52f id:int title:TextWithEntities = TodoItem;`
         ///
         /// <https://core.telegram.org/constructor/todoItem>
-        public final class Cons_todoItem: Sendable, TLConstructorPayload {
+        public final class Cons_todoItem: Sendable {
             public let id: Int32
             public let title: Api.TextWithEntities
 
@@ -879,8 +853,6 @@ extension Api {
                 self.id = id
                 self.title = title
             }
-
-            public var tlBoxed: TodoItem { .todoItem(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -940,7 +912,7 @@ extension Api.messages {
         /// `messages.composedMessageWithAI#90d7adfa flags:# result_text:TextWithEntities diff_text:flags.0?TextWithEntities = messages.ComposedMessageWithAI;`
         ///
         /// <https://core.telegram.org/constructor/messages.composedMessageWithAI>
-        public final class Cons_composedMessageWithAI: Sendable, TLConstructorPayload {
+        public final class Cons_composedMessageWithAI: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let resultText: Api.TextWithEntities
@@ -959,8 +931,6 @@ extension Api.messages {
                 self.resultText = resultText
                 self.diffText = diffText
             }
-
-            public var tlBoxed: ComposedMessageWithAI { .composedMessageWithAI(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1032,7 +1002,7 @@ extension Api.aicompose {
         /// `aicompose.tones#6c9d0efe hash:long tones:Vector<AiComposeTone> users:Vector<User> = aicompose.Tones;`
         ///
         /// <https://core.telegram.org/constructor/aicompose.tones>
-        public final class Cons_tones: Sendable, TLConstructorPayload {
+        public final class Cons_tones: Sendable {
             public let hash: Int64
             public let tones: [Api.AiComposeTone]
             public let users: [Api.User]
@@ -1042,8 +1012,6 @@ extension Api.aicompose {
                 self.tones = tones
                 self.users = users
             }
-
-            public var tlBoxed: Tones { .tones(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

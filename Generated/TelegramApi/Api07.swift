@@ -103,7 +103,7 @@ extension Api {
         /// `inputMessagesFilterPhoneCalls#80c99768 flags:# missed:flags.0?true = MessagesFilter;`
         ///
         /// <https://core.telegram.org/constructor/inputMessagesFilterPhoneCalls>
-        public struct Cons_inputMessagesFilterPhoneCalls: Sendable, TLConstructorPayload {
+        public struct Cons_inputMessagesFilterPhoneCalls: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var missed: Bool { tlFlagIsSet(flags, 0x1) }
@@ -117,8 +117,6 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: MessagesFilter { .inputMessagesFilterPhoneCalls(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -309,7 +307,7 @@ extension Api {
         /// `inputEncryptedFileUploaded#64bd0306 id:long parts:int md5_checksum:string key_fingerprint:int = InputEncryptedFile;`
         ///
         /// <https://core.telegram.org/constructor/inputEncryptedFileUploaded>
-        public final class Cons_inputEncryptedFileUploaded: Sendable, TLConstructorPayload {
+        public final class Cons_inputEncryptedFileUploaded: Sendable {
             public let id: Int64
             public let parts: Int32
             public let md5Checksum: String
@@ -321,14 +319,12 @@ extension Api {
                 self.md5Checksum = md5Checksum
                 self.keyFingerprint = keyFingerprint
             }
-
-            public var tlBoxed: InputEncryptedFile { .inputEncryptedFileUploaded(self) }
         }
 
         /// `inputEncryptedFile#5a17b5e5 id:long access_hash:long = InputEncryptedFile;`
         ///
         /// <https://core.telegram.org/constructor/inputEncryptedFile>
-        public final class Cons_inputEncryptedFile: Sendable, TLConstructorPayload {
+        public final class Cons_inputEncryptedFile: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -336,14 +332,12 @@ extension Api {
                 self.id = id
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputEncryptedFile { .inputEncryptedFile(self) }
         }
 
         /// `inputEncryptedFileBigUploaded#2dc173c8 id:long parts:int key_fingerprint:int = InputEncryptedFile;`
         ///
         /// <https://core.telegram.org/constructor/inputEncryptedFileBigUploaded>
-        public final class Cons_inputEncryptedFileBigUploaded: Sendable, TLConstructorPayload {
+        public final class Cons_inputEncryptedFileBigUploaded: Sendable {
             public let id: Int64
             public let parts: Int32
             public let keyFingerprint: Int32
@@ -353,8 +347,6 @@ extension Api {
                 self.parts = parts
                 self.keyFingerprint = keyFingerprint
             }
-
-            public var tlBoxed: InputEncryptedFile { .inputEncryptedFileBigUploaded(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -470,7 +462,7 @@ extension Api {
         /// `botCommand#9852d6d2 flags:# ephemeral:flags.0?true command:string description:string = BotCommand;`
         ///
         /// <https://core.telegram.org/constructor/botCommand>
-        public final class Cons_botCommand: Sendable, TLConstructorPayload {
+        public final class Cons_botCommand: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let command: String
@@ -490,8 +482,6 @@ extension Api {
                 self.command = command
                 self.description = description
             }
-
-            public var tlBoxed: BotCommand { .botCommand(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -675,7 +665,7 @@ extension Api {
         /// `messageEntityUnknown#bb92ba95 offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityUnknown>
-        public struct Cons_messageEntityUnknown: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityUnknown: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -683,14 +673,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityUnknown(self) }
         }
 
         /// `messageEntityMention#fa04579d offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityMention>
-        public struct Cons_messageEntityMention: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityMention: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -698,14 +686,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityMention(self) }
         }
 
         /// `messageEntityHashtag#6f635b0d offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityHashtag>
-        public struct Cons_messageEntityHashtag: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityHashtag: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -713,14 +699,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityHashtag(self) }
         }
 
         /// `messageEntityBotCommand#6cef8ac7 offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityBotCommand>
-        public struct Cons_messageEntityBotCommand: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityBotCommand: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -728,14 +712,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityBotCommand(self) }
         }
 
         /// `messageEntityUrl#6ed02538 offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityUrl>
-        public struct Cons_messageEntityUrl: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityUrl: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -743,14 +725,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityUrl(self) }
         }
 
         /// `messageEntityEmail#64e475c2 offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityEmail>
-        public struct Cons_messageEntityEmail: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityEmail: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -758,14 +738,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityEmail(self) }
         }
 
         /// `messageEntityBold#bd610bc9 offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityBold>
-        public struct Cons_messageEntityBold: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityBold: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -773,14 +751,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityBold(self) }
         }
 
         /// `messageEntityItalic#826f8b60 offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityItalic>
-        public struct Cons_messageEntityItalic: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityItalic: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -788,14 +764,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityItalic(self) }
         }
 
         /// `messageEntityCode#28a20571 offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityCode>
-        public struct Cons_messageEntityCode: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityCode: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -803,14 +777,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityCode(self) }
         }
 
         /// `messageEntityPre#73924be0 offset:int length:int language:string = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityPre>
-        public final class Cons_messageEntityPre: Sendable, TLConstructorPayload {
+        public final class Cons_messageEntityPre: Sendable {
             public let offset: Int32
             public let length: Int32
             public let language: String
@@ -820,14 +792,12 @@ extension Api {
                 self.length = length
                 self.language = language
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityPre(self) }
         }
 
         /// `messageEntityTextUrl#76a6d327 offset:int length:int url:string = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityTextUrl>
-        public final class Cons_messageEntityTextUrl: Sendable, TLConstructorPayload {
+        public final class Cons_messageEntityTextUrl: Sendable {
             public let offset: Int32
             public let length: Int32
             public let url: String
@@ -837,14 +807,12 @@ extension Api {
                 self.length = length
                 self.url = url
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityTextUrl(self) }
         }
 
         /// `messageEntityMentionName#dc7b1140 offset:int length:int user_id:long = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityMentionName>
-        public final class Cons_messageEntityMentionName: Sendable, TLConstructorPayload {
+        public final class Cons_messageEntityMentionName: Sendable {
             public let offset: Int32
             public let length: Int32
             public let userId: Int64
@@ -854,14 +822,12 @@ extension Api {
                 self.length = length
                 self.userId = userId
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityMentionName(self) }
         }
 
         /// `inputMessageEntityMentionName#208e68c9 offset:int length:int user_id:InputUser = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/inputMessageEntityMentionName>
-        public final class Cons_inputMessageEntityMentionName: Sendable, TLConstructorPayload {
+        public final class Cons_inputMessageEntityMentionName: Sendable {
             public let offset: Int32
             public let length: Int32
             public let userId: Api.InputUser
@@ -871,14 +837,12 @@ extension Api {
                 self.length = length
                 self.userId = userId
             }
-
-            public var tlBoxed: MessageEntity { .inputMessageEntityMentionName(self) }
         }
 
         /// `messageEntityPhone#9b69e34b offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityPhone>
-        public struct Cons_messageEntityPhone: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityPhone: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -886,14 +850,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityPhone(self) }
         }
 
         /// `messageEntityCashtag#4c4e743f offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityCashtag>
-        public struct Cons_messageEntityCashtag: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityCashtag: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -901,14 +863,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityCashtag(self) }
         }
 
         /// `messageEntityUnderline#9c4e7e8b offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityUnderline>
-        public struct Cons_messageEntityUnderline: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityUnderline: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -916,14 +876,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityUnderline(self) }
         }
 
         /// `messageEntityStrike#bf0693d4 offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityStrike>
-        public struct Cons_messageEntityStrike: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityStrike: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -931,14 +889,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityStrike(self) }
         }
 
         /// `messageEntityBankCard#761e6af4 offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityBankCard>
-        public struct Cons_messageEntityBankCard: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityBankCard: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -946,14 +902,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityBankCard(self) }
         }
 
         /// `messageEntitySpoiler#32ca960f offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntitySpoiler>
-        public struct Cons_messageEntitySpoiler: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntitySpoiler: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -961,14 +915,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntitySpoiler(self) }
         }
 
         /// `messageEntityCustomEmoji#c8cf05f8 offset:int length:int document_id:long = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityCustomEmoji>
-        public final class Cons_messageEntityCustomEmoji: Sendable, TLConstructorPayload {
+        public final class Cons_messageEntityCustomEmoji: Sendable {
             public let offset: Int32
             public let length: Int32
             public let documentId: Int64
@@ -978,14 +930,12 @@ extension Api {
                 self.length = length
                 self.documentId = documentId
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityCustomEmoji(self) }
         }
 
         /// `messageEntityBlockquote#f1ccaaac flags:# collapsed:flags.0?true offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityBlockquote>
-        public final class Cons_messageEntityBlockquote: Sendable, TLConstructorPayload {
+        public final class Cons_messageEntityBlockquote: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let offset: Int32
@@ -1005,14 +955,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityBlockquote(self) }
         }
 
         /// `messageEntityFormattedDate#904ac7c7 flags:# relative:flags.0?true short_time:flags.1?true long_time:flags.2?true short_date:flags.3?true long_date:flags.4?true day_of_week:flags.5?true offset:int length:int date:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityFormattedDate>
-        public final class Cons_messageEntityFormattedDate: Sendable, TLConstructorPayload {
+        public final class Cons_messageEntityFormattedDate: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let offset: Int32
@@ -1045,14 +993,12 @@ extension Api {
                 self.length = length
                 self.date = date
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityFormattedDate(self) }
         }
 
         /// `messageEntityDiffInsert#71777116 offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityDiffInsert>
-        public struct Cons_messageEntityDiffInsert: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityDiffInsert: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1060,14 +1006,12 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityDiffInsert(self) }
         }
 
         /// `messageEntityDiffReplace#c6c1e5a7 offset:int length:int old_text:string = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityDiffReplace>
-        public final class Cons_messageEntityDiffReplace: Sendable, TLConstructorPayload {
+        public final class Cons_messageEntityDiffReplace: Sendable {
             public let offset: Int32
             public let length: Int32
             public let oldText: String
@@ -1077,14 +1021,12 @@ extension Api {
                 self.length = length
                 self.oldText = oldText
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityDiffReplace(self) }
         }
 
         /// `messageEntityDiffDelete#0652c1c5 offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityDiffDelete>
-        public struct Cons_messageEntityDiffDelete: Sendable, TLConstructorPayload {
+        public struct Cons_messageEntityDiffDelete: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1092,8 +1034,6 @@ extension Api {
                 self.offset = offset
                 self.length = length
             }
-
-            public var tlBoxed: MessageEntity { .messageEntityDiffDelete(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1667,7 +1607,7 @@ extension Api.messages {
         /// `messages.savedGifs#84a02a0d hash:long gifs:Vector<Document> = messages.SavedGifs;`
         ///
         /// <https://core.telegram.org/constructor/messages.savedGifs>
-        public final class Cons_savedGifs: Sendable, TLConstructorPayload {
+        public final class Cons_savedGifs: Sendable {
             public let hash: Int64
             public let gifs: [Api.Document]
 
@@ -1675,8 +1615,6 @@ extension Api.messages {
                 self.hash = hash
                 self.gifs = gifs
             }
-
-            public var tlBoxed: SavedGifs { .savedGifs(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1743,7 +1681,7 @@ extension Api {
         /// `statsGroupTopInviter#535f779d user_id:long invitations:int = StatsGroupTopInviter;`
         ///
         /// <https://core.telegram.org/constructor/statsGroupTopInviter>
-        public final class Cons_statsGroupTopInviter: Sendable, TLConstructorPayload {
+        public final class Cons_statsGroupTopInviter: Sendable {
             public let userId: Int64
             public let invitations: Int32
 
@@ -1751,8 +1689,6 @@ extension Api {
                 self.userId = userId
                 self.invitations = invitations
             }
-
-            public var tlBoxed: StatsGroupTopInviter { .statsGroupTopInviter(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1822,14 +1758,12 @@ extension Api {
         /// `requirementToContactPaidMessages#b4f67e93 stars_amount:long = RequirementToContact;`
         ///
         /// <https://core.telegram.org/constructor/requirementToContactPaidMessages>
-        public struct Cons_requirementToContactPaidMessages: Sendable, TLConstructorPayload {
+        public struct Cons_requirementToContactPaidMessages: Sendable {
             public let starsAmount: Int64
 
             public init(starsAmount: Int64) {
                 self.starsAmount = starsAmount
             }
-
-            public var tlBoxed: RequirementToContact { .requirementToContactPaidMessages(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1899,7 +1833,7 @@ extension Api {
         /// `todoCompletion#221bb5e4 id:int completed_by:Peer date:int = TodoCompletion;`
         ///
         /// <https://core.telegram.org/constructor/todoCompletion>
-        public final class Cons_todoCompletion: Sendable, TLConstructorPayload {
+        public final class Cons_todoCompletion: Sendable {
             public let id: Int32
             public let completedBy: Api.Peer
             public let date: Int32
@@ -1909,8 +1843,6 @@ extension Api {
                 self.completedBy = completedBy
                 self.date = date
             }
-
-            public var tlBoxed: TodoCompletion { .todoCompletion(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1973,7 +1905,7 @@ extension Api.phone {
         /// `phone.groupCallStars#9d1dbd26 total_stars:long top_donors:Vector<GroupCallDonor> chats:Vector<Chat> users:Vector<User> = phone.GroupCallStars;`
         ///
         /// <https://core.telegram.org/constructor/phone.groupCallStars>
-        public final class Cons_groupCallStars: Sendable, TLConstructorPayload {
+        public final class Cons_groupCallStars: Sendable {
             public let totalStars: Int64
             public let topDonors: [Api.GroupCallDonor]
             public let chats: [Api.Chat]
@@ -1985,8 +1917,6 @@ extension Api.phone {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: GroupCallStars { .groupCallStars(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2052,7 +1982,7 @@ extension Api {
         /// `starGiftActiveAuctionState#d31bc45d gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState = StarGiftActiveAuctionState;`
         ///
         /// <https://core.telegram.org/constructor/starGiftActiveAuctionState>
-        public final class Cons_starGiftActiveAuctionState: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftActiveAuctionState: Sendable {
             public let gift: Api.StarGift
             public let state: Api.StarGiftAuctionState
             public let userState: Api.StarGiftAuctionUserState
@@ -2062,8 +1992,6 @@ extension Api {
                 self.state = state
                 self.userState = userState
             }
-
-            public var tlBoxed: StarGiftActiveAuctionState { .starGiftActiveAuctionState(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2129,7 +2057,7 @@ extension Api.messages {
         /// `messages.emojiGameDiceInfo#44e56023 flags:# game_hash:string prev_stake:long current_streak:int params:Vector<int> plays_left:flags.0?int = messages.EmojiGameInfo;`
         ///
         /// <https://core.telegram.org/constructor/messages.emojiGameDiceInfo>
-        public final class Cons_emojiGameDiceInfo: Sendable, TLConstructorPayload {
+        public final class Cons_emojiGameDiceInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let gameHash: String
@@ -2157,8 +2085,6 @@ extension Api.messages {
                 self.params = params
                 self.playsLeft = playsLeft
             }
-
-            public var tlBoxed: EmojiGameInfo { .emojiGameDiceInfo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2260,20 +2186,18 @@ extension Api {
         /// `inputAiComposeToneDefault#1fe9a9bf tone:string = InputAiComposeTone;`
         ///
         /// <https://core.telegram.org/constructor/inputAiComposeToneDefault>
-        public final class Cons_inputAiComposeToneDefault: Sendable, TLConstructorPayload {
+        public final class Cons_inputAiComposeToneDefault: Sendable {
             public let tone: String
 
             public init(tone: String) {
                 self.tone = tone
             }
-
-            public var tlBoxed: InputAiComposeTone { .inputAiComposeToneDefault(self) }
         }
 
         /// `inputAiComposeToneID#0773c080 id:long access_hash:long = InputAiComposeTone;`
         ///
         /// <https://core.telegram.org/constructor/inputAiComposeToneID>
-        public final class Cons_inputAiComposeToneID: Sendable, TLConstructorPayload {
+        public final class Cons_inputAiComposeToneID: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -2281,34 +2205,28 @@ extension Api {
                 self.id = id
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputAiComposeTone { .inputAiComposeToneID(self) }
         }
 
         /// `inputAiComposeToneSlug#1fa01357 slug:string = InputAiComposeTone;`
         ///
         /// <https://core.telegram.org/constructor/inputAiComposeToneSlug>
-        public final class Cons_inputAiComposeToneSlug: Sendable, TLConstructorPayload {
+        public final class Cons_inputAiComposeToneSlug: Sendable {
             public let slug: String
 
             public init(slug: String) {
                 self.slug = slug
             }
-
-            public var tlBoxed: InputAiComposeTone { .inputAiComposeToneSlug(self) }
         }
 
         /// `inputAiComposeToneSingleUse#0e0c35af custom_prompt:string = InputAiComposeTone;`
         ///
         /// <https://core.telegram.org/constructor/inputAiComposeToneSingleUse>
-        public final class Cons_inputAiComposeToneSingleUse: Sendable, TLConstructorPayload {
+        public final class Cons_inputAiComposeToneSingleUse: Sendable {
             public let customPrompt: String
 
             public init(customPrompt: String) {
                 self.customPrompt = customPrompt
             }
-
-            public var tlBoxed: InputAiComposeTone { .inputAiComposeToneSingleUse(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

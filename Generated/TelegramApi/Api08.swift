@@ -43,20 +43,18 @@ extension Api {
         /// `notifyPeer#9fd40bd8 peer:Peer = NotifyPeer;`
         ///
         /// <https://core.telegram.org/constructor/notifyPeer>
-        public final class Cons_notifyPeer: Sendable, TLConstructorPayload {
+        public final class Cons_notifyPeer: Sendable {
             public let peer: Api.Peer
 
             public init(peer: Api.Peer) {
                 self.peer = peer
             }
-
-            public var tlBoxed: NotifyPeer { .notifyPeer(self) }
         }
 
         /// `notifyForumTopic#226e6308 peer:Peer top_msg_id:int = NotifyPeer;`
         ///
         /// <https://core.telegram.org/constructor/notifyForumTopic>
-        public final class Cons_notifyForumTopic: Sendable, TLConstructorPayload {
+        public final class Cons_notifyForumTopic: Sendable {
             public let peer: Api.Peer
             public let topMsgId: Int32
 
@@ -64,21 +62,17 @@ extension Api {
                 self.peer = peer
                 self.topMsgId = topMsgId
             }
-
-            public var tlBoxed: NotifyPeer { .notifyForumTopic(self) }
         }
 
         /// `notifyCommunity#be376999 community_id:long = NotifyPeer;`
         ///
         /// <https://core.telegram.org/constructor/notifyCommunity>
-        public struct Cons_notifyCommunity: Sendable, TLConstructorPayload {
+        public struct Cons_notifyCommunity: Sendable {
             public let communityId: Int64
 
             public init(communityId: Int64) {
                 self.communityId = communityId
             }
-
-            public var tlBoxed: NotifyPeer { .notifyCommunity(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -187,7 +181,7 @@ extension Api {
         /// `topPeer#edcdc05b peer:Peer rating:double = TopPeer;`
         ///
         /// <https://core.telegram.org/constructor/topPeer>
-        public final class Cons_topPeer: Sendable, TLConstructorPayload {
+        public final class Cons_topPeer: Sendable {
             public let peer: Api.Peer
             public let rating: Double
 
@@ -195,8 +189,6 @@ extension Api {
                 self.peer = peer
                 self.rating = rating
             }
-
-            public var tlBoxed: TopPeer { .topPeer(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -404,85 +396,73 @@ extension Api {
         /// `textPlain#744694e0 text:string = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textPlain>
-        public final class Cons_textPlain: Sendable, TLConstructorPayload {
+        public final class Cons_textPlain: Sendable {
             public let text: String
 
             public init(text: String) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textPlain(self) }
         }
 
         /// `textBold#6724abc4 text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textBold>
-        public final class Cons_textBold: Sendable, TLConstructorPayload {
+        public final class Cons_textBold: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textBold(self) }
         }
 
         /// `textItalic#d912a59c text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textItalic>
-        public final class Cons_textItalic: Sendable, TLConstructorPayload {
+        public final class Cons_textItalic: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textItalic(self) }
         }
 
         /// `textUnderline#c12622c4 text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textUnderline>
-        public final class Cons_textUnderline: Sendable, TLConstructorPayload {
+        public final class Cons_textUnderline: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textUnderline(self) }
         }
 
         /// `textStrike#9bf8bb95 text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textStrike>
-        public final class Cons_textStrike: Sendable, TLConstructorPayload {
+        public final class Cons_textStrike: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textStrike(self) }
         }
 
         /// `textFixed#6c3f19b9 text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textFixed>
-        public final class Cons_textFixed: Sendable, TLConstructorPayload {
+        public final class Cons_textFixed: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textFixed(self) }
         }
 
         /// `textUrl#3c2884c1 text:RichText url:string webpage_id:long = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textUrl>
-        public final class Cons_textUrl: Sendable, TLConstructorPayload {
+        public final class Cons_textUrl: Sendable {
             public let text: Api.RichText
             public let url: String
             public let webpageId: Int64
@@ -492,14 +472,12 @@ extension Api {
                 self.url = url
                 self.webpageId = webpageId
             }
-
-            public var tlBoxed: RichText { .textUrl(self) }
         }
 
         /// `textEmail#de5a0dd6 text:RichText email:string = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textEmail>
-        public final class Cons_textEmail: Sendable, TLConstructorPayload {
+        public final class Cons_textEmail: Sendable {
             public let text: Api.RichText
             public let email: String
 
@@ -507,66 +485,56 @@ extension Api {
                 self.text = text
                 self.email = email
             }
-
-            public var tlBoxed: RichText { .textEmail(self) }
         }
 
         /// `textConcat#7e6260d7 texts:Vector<RichText> = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textConcat>
-        public final class Cons_textConcat: Sendable, TLConstructorPayload {
+        public final class Cons_textConcat: Sendable {
             public let texts: [Api.RichText]
 
             public init(texts: [Api.RichText]) {
                 self.texts = texts
             }
-
-            public var tlBoxed: RichText { .textConcat(self) }
         }
 
         /// `textSubscript#ed6a8504 text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textSubscript>
-        public final class Cons_textSubscript: Sendable, TLConstructorPayload {
+        public final class Cons_textSubscript: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textSubscript(self) }
         }
 
         /// `textSuperscript#c7fb5e01 text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textSuperscript>
-        public final class Cons_textSuperscript: Sendable, TLConstructorPayload {
+        public final class Cons_textSuperscript: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textSuperscript(self) }
         }
 
         /// `textMarked#034b8621 text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textMarked>
-        public final class Cons_textMarked: Sendable, TLConstructorPayload {
+        public final class Cons_textMarked: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textMarked(self) }
         }
 
         /// `textPhone#1ccb966a text:RichText phone:string = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textPhone>
-        public final class Cons_textPhone: Sendable, TLConstructorPayload {
+        public final class Cons_textPhone: Sendable {
             public let text: Api.RichText
             public let phone: String
 
@@ -574,14 +542,12 @@ extension Api {
                 self.text = text
                 self.phone = phone
             }
-
-            public var tlBoxed: RichText { .textPhone(self) }
         }
 
         /// `textImage#081ccf4f document_id:long w:int h:int = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textImage>
-        public final class Cons_textImage: Sendable, TLConstructorPayload {
+        public final class Cons_textImage: Sendable {
             public let documentId: Int64
             public let w: Int32
             public let h: Int32
@@ -591,14 +557,12 @@ extension Api {
                 self.w = w
                 self.h = h
             }
-
-            public var tlBoxed: RichText { .textImage(self) }
         }
 
         /// `textAnchor#35553762 text:RichText name:string = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textAnchor>
-        public final class Cons_textAnchor: Sendable, TLConstructorPayload {
+        public final class Cons_textAnchor: Sendable {
             public let text: Api.RichText
             public let name: String
 
@@ -606,27 +570,23 @@ extension Api {
                 self.text = text
                 self.name = name
             }
-
-            public var tlBoxed: RichText { .textAnchor(self) }
         }
 
         /// `textMath#9d2eac97 source:string = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textMath>
-        public final class Cons_textMath: Sendable, TLConstructorPayload {
+        public final class Cons_textMath: Sendable {
             public let source: String
 
             public init(source: String) {
                 self.source = source
             }
-
-            public var tlBoxed: RichText { .textMath(self) }
         }
 
         /// `textCustomEmoji#a26156c0 document_id:long alt:string = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textCustomEmoji>
-        public final class Cons_textCustomEmoji: Sendable, TLConstructorPayload {
+        public final class Cons_textCustomEmoji: Sendable {
             public let documentId: Int64
             public let alt: String
 
@@ -634,131 +594,111 @@ extension Api {
                 self.documentId = documentId
                 self.alt = alt
             }
-
-            public var tlBoxed: RichText { .textCustomEmoji(self) }
         }
 
         /// `textSpoiler#4c2a5d62 text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textSpoiler>
-        public final class Cons_textSpoiler: Sendable, TLConstructorPayload {
+        public final class Cons_textSpoiler: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textSpoiler(self) }
         }
 
         /// `textMention#cd24cf44 text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textMention>
-        public final class Cons_textMention: Sendable, TLConstructorPayload {
+        public final class Cons_textMention: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textMention(self) }
         }
 
         /// `textHashtag#519524ea text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textHashtag>
-        public final class Cons_textHashtag: Sendable, TLConstructorPayload {
+        public final class Cons_textHashtag: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textHashtag(self) }
         }
 
         /// `textBotCommand#02ff29d3 text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textBotCommand>
-        public final class Cons_textBotCommand: Sendable, TLConstructorPayload {
+        public final class Cons_textBotCommand: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textBotCommand(self) }
         }
 
         /// `textCashtag#7b9e1801 text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textCashtag>
-        public final class Cons_textCashtag: Sendable, TLConstructorPayload {
+        public final class Cons_textCashtag: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textCashtag(self) }
         }
 
         /// `textAutoUrl#ac6a83aa text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textAutoUrl>
-        public final class Cons_textAutoUrl: Sendable, TLConstructorPayload {
+        public final class Cons_textAutoUrl: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textAutoUrl(self) }
         }
 
         /// `textAutoEmail#c556a45d text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textAutoEmail>
-        public final class Cons_textAutoEmail: Sendable, TLConstructorPayload {
+        public final class Cons_textAutoEmail: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textAutoEmail(self) }
         }
 
         /// `textAutoPhone#24c26789 text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textAutoPhone>
-        public final class Cons_textAutoPhone: Sendable, TLConstructorPayload {
+        public final class Cons_textAutoPhone: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textAutoPhone(self) }
         }
 
         /// `textBankCard#b956812d text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textBankCard>
-        public final class Cons_textBankCard: Sendable, TLConstructorPayload {
+        public final class Cons_textBankCard: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: RichText { .textBankCard(self) }
         }
 
         /// `textMentionName#01a9fbfc text:RichText user_id:long = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textMentionName>
-        public final class Cons_textMentionName: Sendable, TLConstructorPayload {
+        public final class Cons_textMentionName: Sendable {
             public let text: Api.RichText
             public let userId: Int64
 
@@ -766,14 +706,12 @@ extension Api {
                 self.text = text
                 self.userId = userId
             }
-
-            public var tlBoxed: RichText { .textMentionName(self) }
         }
 
         /// `textDate#a5b45e2b flags:# relative:flags.0?true short_time:flags.1?true long_time:flags.2?true short_date:flags.3?true long_date:flags.4?true day_of_week:flags.5?true text:RichText date:int = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textDate>
-        public final class Cons_textDate: Sendable, TLConstructorPayload {
+        public final class Cons_textDate: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let text: Api.RichText
@@ -803,14 +741,12 @@ extension Api {
                 self.text = text
                 self.date = date
             }
-
-            public var tlBoxed: RichText { .textDate(self) }
         }
 
         /// `textDiff#9686cb50 text:RichText old_text:RichText = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textDiff>
-        public final class Cons_textDiff: Sendable, TLConstructorPayload {
+        public final class Cons_textDiff: Sendable {
             public let text: Api.RichText
             public let oldText: Api.RichText
 
@@ -818,14 +754,12 @@ extension Api {
                 self.text = text
                 self.oldText = oldText
             }
-
-            public var tlBoxed: RichText { .textDiff(self) }
         }
 
         /// `textButton#afc79cd6 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textButton>
-        public final class Cons_textButton: Sendable, TLConstructorPayload {
+        public final class Cons_textButton: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let text: Api.RichText
@@ -847,8 +781,6 @@ extension Api {
                 self.type = type
                 self.style = style
             }
-
-            public var tlBoxed: RichText { .textButton(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1388,7 +1320,7 @@ extension Api {
         /// `webDocument#1c570ed1 url:string access_hash:long size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;`
         ///
         /// <https://core.telegram.org/constructor/webDocument>
-        public final class Cons_webDocument: Sendable, TLConstructorPayload {
+        public final class Cons_webDocument: Sendable {
             public let url: String
             public let accessHash: Int64
             public let size: Int32
@@ -1402,14 +1334,12 @@ extension Api {
                 self.mimeType = mimeType
                 self.attributes = attributes
             }
-
-            public var tlBoxed: WebDocument { .webDocument(self) }
         }
 
         /// `webDocumentNoProxy#f9c8bcc6 url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;`
         ///
         /// <https://core.telegram.org/constructor/webDocumentNoProxy>
-        public final class Cons_webDocumentNoProxy: Sendable, TLConstructorPayload {
+        public final class Cons_webDocumentNoProxy: Sendable {
             public let url: String
             public let size: Int32
             public let mimeType: String
@@ -1421,8 +1351,6 @@ extension Api {
                 self.mimeType = mimeType
                 self.attributes = attributes
             }
-
-            public var tlBoxed: WebDocument { .webDocumentNoProxy(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1515,7 +1443,7 @@ extension Api.channels {
         /// `channels.adminLogResults#ed8af74d events:Vector<ChannelAdminLogEvent> chats:Vector<Chat> users:Vector<User> = channels.AdminLogResults;`
         ///
         /// <https://core.telegram.org/constructor/channels.adminLogResults>
-        public final class Cons_adminLogResults: Sendable, TLConstructorPayload {
+        public final class Cons_adminLogResults: Sendable {
             public let events: [Api.ChannelAdminLogEvent]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -1525,8 +1453,6 @@ extension Api.channels {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: AdminLogResults { .adminLogResults(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1592,20 +1518,18 @@ extension Api.help {
         /// `help.termsOfServiceUpdateEmpty#e3309f7f expires:int = help.TermsOfServiceUpdate;`
         ///
         /// <https://core.telegram.org/constructor/help.termsOfServiceUpdateEmpty>
-        public struct Cons_termsOfServiceUpdateEmpty: Sendable, TLConstructorPayload {
+        public struct Cons_termsOfServiceUpdateEmpty: Sendable {
             public let expires: Int32
 
             public init(expires: Int32) {
                 self.expires = expires
             }
-
-            public var tlBoxed: TermsOfServiceUpdate { .termsOfServiceUpdateEmpty(self) }
         }
 
         /// `help.termsOfServiceUpdate#28ecf961 expires:int terms_of_service:help.TermsOfService = help.TermsOfServiceUpdate;`
         ///
         /// <https://core.telegram.org/constructor/help.termsOfServiceUpdate>
-        public final class Cons_termsOfServiceUpdate: Sendable, TLConstructorPayload {
+        public final class Cons_termsOfServiceUpdate: Sendable {
             public let expires: Int32
             public let termsOfService: Api.help.TermsOfService
 
@@ -1613,8 +1537,6 @@ extension Api.help {
                 self.expires = expires
                 self.termsOfService = termsOfService
             }
-
-            public var tlBoxed: TermsOfServiceUpdate { .termsOfServiceUpdate(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1715,66 +1637,56 @@ extension Api {
         /// `jsonBool#c7345e6a value:Bool = JSONValue;`
         ///
         /// <https://core.telegram.org/constructor/jsonBool>
-        public struct Cons_jsonBool: Sendable, TLConstructorPayload {
+        public struct Cons_jsonBool: Sendable {
             public let value: Bool
 
             public init(value: Bool) {
                 self.value = value
             }
-
-            public var tlBoxed: JSONValue { .jsonBool(self) }
         }
 
         /// `jsonNumber#2be0dfa4 value:double = JSONValue;`
         ///
         /// <https://core.telegram.org/constructor/jsonNumber>
-        public struct Cons_jsonNumber: Sendable, TLConstructorPayload {
+        public struct Cons_jsonNumber: Sendable {
             public let value: Double
 
             public init(value: Double) {
                 self.value = value
             }
-
-            public var tlBoxed: JSONValue { .jsonNumber(self) }
         }
 
         /// `jsonString#b71e767a value:string = JSONValue;`
         ///
         /// <https://core.telegram.org/constructor/jsonString>
-        public final class Cons_jsonString: Sendable, TLConstructorPayload {
+        public final class Cons_jsonString: Sendable {
             public let value: String
 
             public init(value: String) {
                 self.value = value
             }
-
-            public var tlBoxed: JSONValue { .jsonString(self) }
         }
 
         /// `jsonArray#f7444763 value:Vector<JSONValue> = JSONValue;`
         ///
         /// <https://core.telegram.org/constructor/jsonArray>
-        public final class Cons_jsonArray: Sendable, TLConstructorPayload {
+        public final class Cons_jsonArray: Sendable {
             public let value: [Api.JSONValue]
 
             public init(value: [Api.JSONValue]) {
                 self.value = value
             }
-
-            public var tlBoxed: JSONValue { .jsonArray(self) }
         }
 
         /// `jsonObject#99c1d49d value:Vector<JSONObjectValue> = JSONValue;`
         ///
         /// <https://core.telegram.org/constructor/jsonObject>
-        public final class Cons_jsonObject: Sendable, TLConstructorPayload {
+        public final class Cons_jsonObject: Sendable {
             public let value: [Api.JSONObjectValue]
 
             public init(value: [Api.JSONObjectValue]) {
                 self.value = value
             }
-
-            public var tlBoxed: JSONValue { .jsonObject(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1895,7 +1807,7 @@ extension Api.account {
         /// `account.autoDownloadSettings#63cacf26 low:AutoDownloadSettings medium:AutoDownloadSettings high:AutoDownloadSettings = account.AutoDownloadSettings;`
         ///
         /// <https://core.telegram.org/constructor/account.autoDownloadSettings>
-        public final class Cons_autoDownloadSettings: Sendable, TLConstructorPayload {
+        public final class Cons_autoDownloadSettings: Sendable {
             public let low: Api.AutoDownloadSettings
             public let medium: Api.AutoDownloadSettings
             public let high: Api.AutoDownloadSettings
@@ -1905,8 +1817,6 @@ extension Api.account {
                 self.medium = medium
                 self.high = high
             }
-
-            public var tlBoxed: AutoDownloadSettings { .autoDownloadSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1977,33 +1887,29 @@ extension Api {
         /// `statsGraphAsync#4a27eb2d token:string = StatsGraph;`
         ///
         /// <https://core.telegram.org/constructor/statsGraphAsync>
-        public final class Cons_statsGraphAsync: Sendable, TLConstructorPayload {
+        public final class Cons_statsGraphAsync: Sendable {
             public let token: String
 
             public init(token: String) {
                 self.token = token
             }
-
-            public var tlBoxed: StatsGraph { .statsGraphAsync(self) }
         }
 
         /// `statsGraphError#bedc9822 error:string = StatsGraph;`
         ///
         /// <https://core.telegram.org/constructor/statsGraphError>
-        public final class Cons_statsGraphError: Sendable, TLConstructorPayload {
+        public final class Cons_statsGraphError: Sendable {
             public let error: String
 
             public init(error: String) {
                 self.error = error
             }
-
-            public var tlBoxed: StatsGraph { .statsGraphError(self) }
         }
 
         /// `statsGraph#8ea464b6 flags:# json:DataJSON zoom_token:flags.0?string = StatsGraph;`
         ///
         /// <https://core.telegram.org/constructor/statsGraph>
-        public final class Cons_statsGraph: Sendable, TLConstructorPayload {
+        public final class Cons_statsGraph: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let json: Api.DataJSON
@@ -2022,8 +1928,6 @@ extension Api {
                 self.json = json
                 self.zoomToken = zoomToken
             }
-
-            public var tlBoxed: StatsGraph { .statsGraph(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2120,7 +2024,7 @@ extension Api.messages {
         /// `messages.messageReactionsList#31bd492d flags:# count:int reactions:Vector<MessagePeerReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.MessageReactionsList;`
         ///
         /// <https://core.telegram.org/constructor/messages.messageReactionsList>
-        public final class Cons_messageReactionsList: Sendable, TLConstructorPayload {
+        public final class Cons_messageReactionsList: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -2148,8 +2052,6 @@ extension Api.messages {
                 self.users = users
                 self.nextOffset = nextOffset
             }
-
-            public var tlBoxed: MessageReactionsList { .messageReactionsList(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2227,7 +2129,7 @@ extension Api.help {
         /// `help.premiumPromo#5334759c status_text:string status_entities:Vector<MessageEntity> video_sections:Vector<string> videos:Vector<Document> period_options:Vector<PremiumSubscriptionOption> users:Vector<User> = help.PremiumPromo;`
         ///
         /// <https://core.telegram.org/constructor/help.premiumPromo>
-        public final class Cons_premiumPromo: Sendable, TLConstructorPayload {
+        public final class Cons_premiumPromo: Sendable {
             public let statusText: String
             public let statusEntities: [Api.MessageEntity]
             public let videoSections: [String]
@@ -2243,8 +2145,6 @@ extension Api.help {
                 self.periodOptions = periodOptions
                 self.users = users
             }
-
-            public var tlBoxed: PremiumPromo { .premiumPromo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2324,40 +2224,34 @@ extension Api {
         /// `emailVerificationCode#922e55a9 code:string = EmailVerification;`
         ///
         /// <https://core.telegram.org/constructor/emailVerificationCode>
-        public final class Cons_emailVerificationCode: Sendable, TLConstructorPayload {
+        public final class Cons_emailVerificationCode: Sendable {
             public let code: String
 
             public init(code: String) {
                 self.code = code
             }
-
-            public var tlBoxed: EmailVerification { .emailVerificationCode(self) }
         }
 
         /// `emailVerificationGoogle#db909ec2 token:string = EmailVerification;`
         ///
         /// <https://core.telegram.org/constructor/emailVerificationGoogle>
-        public final class Cons_emailVerificationGoogle: Sendable, TLConstructorPayload {
+        public final class Cons_emailVerificationGoogle: Sendable {
             public let token: String
 
             public init(token: String) {
                 self.token = token
             }
-
-            public var tlBoxed: EmailVerification { .emailVerificationGoogle(self) }
         }
 
         /// `emailVerificationApple#96d074fd token:string = EmailVerification;`
         ///
         /// <https://core.telegram.org/constructor/emailVerificationApple>
-        public final class Cons_emailVerificationApple: Sendable, TLConstructorPayload {
+        public final class Cons_emailVerificationApple: Sendable {
             public let token: String
 
             public init(token: String) {
                 self.token = token
             }
-
-            public var tlBoxed: EmailVerification { .emailVerificationApple(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2439,7 +2333,7 @@ extension Api {
         /// `storyViews#8d595cd6 flags:# has_viewers:flags.1?true views_count:int forwards_count:flags.2?int reactions:flags.3?Vector<ReactionCount> reactions_count:flags.4?int recent_viewers:flags.0?Vector<long> = StoryViews;`
         ///
         /// <https://core.telegram.org/constructor/storyViews>
-        public final class Cons_storyViews: Sendable, TLConstructorPayload {
+        public final class Cons_storyViews: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let viewsCount: Int32
@@ -2472,8 +2366,6 @@ extension Api {
                 self.reactionsCount = reactionsCount
                 self.recentViewers = recentViewers
             }
-
-            public var tlBoxed: StoryViews { .storyViews(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2571,7 +2463,7 @@ extension Api {
         /// `postInteractionCountersMessage#e7058e7f msg_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
         ///
         /// <https://core.telegram.org/constructor/postInteractionCountersMessage>
-        public final class Cons_postInteractionCountersMessage: Sendable, TLConstructorPayload {
+        public final class Cons_postInteractionCountersMessage: Sendable {
             public let msgId: Int32
             public let views: Int32
             public let forwards: Int32
@@ -2583,14 +2475,12 @@ extension Api {
                 self.forwards = forwards
                 self.reactions = reactions
             }
-
-            public var tlBoxed: PostInteractionCounters { .postInteractionCountersMessage(self) }
         }
 
         /// `postInteractionCountersStory#8a480e27 story_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
         ///
         /// <https://core.telegram.org/constructor/postInteractionCountersStory>
-        public final class Cons_postInteractionCountersStory: Sendable, TLConstructorPayload {
+        public final class Cons_postInteractionCountersStory: Sendable {
             public let storyId: Int32
             public let views: Int32
             public let forwards: Int32
@@ -2602,8 +2492,6 @@ extension Api {
                 self.forwards = forwards
                 self.reactions = reactions
             }
-
-            public var tlBoxed: PostInteractionCounters { .postInteractionCountersStory(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2695,14 +2583,12 @@ extension Api.account {
         /// `account.paidMessagesRevenue#1e109708 stars_amount:long = account.PaidMessagesRevenue;`
         ///
         /// <https://core.telegram.org/constructor/account.paidMessagesRevenue>
-        public struct Cons_paidMessagesRevenue: Sendable, TLConstructorPayload {
+        public struct Cons_paidMessagesRevenue: Sendable {
             public let starsAmount: Int64
 
             public init(starsAmount: Int64) {
                 self.starsAmount = starsAmount
             }
-
-            public var tlBoxed: PaidMessagesRevenue { .paidMessagesRevenue(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2763,7 +2649,7 @@ extension Api.stories {
         /// `stories.albums#c3987a3a hash:long albums:Vector<StoryAlbum> = stories.Albums;`
         ///
         /// <https://core.telegram.org/constructor/stories.albums>
-        public final class Cons_albums: Sendable, TLConstructorPayload {
+        public final class Cons_albums: Sendable {
             public let hash: Int64
             public let albums: [Api.StoryAlbum]
 
@@ -2771,8 +2657,6 @@ extension Api.stories {
                 self.hash = hash
                 self.albums = albums
             }
-
-            public var tlBoxed: Albums { .albums(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -33,7 +33,7 @@ extension Api.messages {
         /// `messages.messages#1d73e7ea messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
         ///
         /// <https://core.telegram.org/constructor/messages.messages>
-        public final class Cons_messages: Sendable, TLConstructorPayload {
+        public final class Cons_messages: Sendable {
             public let messages: [Api.Message]
             public let topics: [Api.ForumTopic]
             public let chats: [Api.Chat]
@@ -45,14 +45,12 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: Messages { .messages(self) }
         }
 
         /// `messages.messagesSlice#5f206716 flags:# inexact:flags.1?true count:int next_rate:flags.0?int offset_id_offset:flags.2?int search_flood:flags.3?SearchPostsFlood messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
         ///
         /// <https://core.telegram.org/constructor/messages.messagesSlice>
-        public final class Cons_messagesSlice: Sendable, TLConstructorPayload {
+        public final class Cons_messagesSlice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -93,14 +91,12 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: Messages { .messagesSlice(self) }
         }
 
         /// `messages.channelMessages#c776ba4e flags:# inexact:flags.1?true pts:int count:int offset_id_offset:flags.2?int messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
         ///
         /// <https://core.telegram.org/constructor/messages.channelMessages>
-        public final class Cons_channelMessages: Sendable, TLConstructorPayload {
+        public final class Cons_channelMessages: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let pts: Int32
@@ -136,21 +132,17 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: Messages { .channelMessages(self) }
         }
 
         /// `messages.messagesNotModified#74535f21 count:int = messages.Messages;`
         ///
         /// <https://core.telegram.org/constructor/messages.messagesNotModified>
-        public struct Cons_messagesNotModified: Sendable, TLConstructorPayload {
+        public struct Cons_messagesNotModified: Sendable {
             public let count: Int32
 
             public init(count: Int32) {
                 self.count = count
             }
-
-            public var tlBoxed: Messages { .messagesNotModified(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -384,53 +376,45 @@ extension Api {
         /// `privacyValueAllowUsers#b8905fb2 users:Vector<long> = PrivacyRule;`
         ///
         /// <https://core.telegram.org/constructor/privacyValueAllowUsers>
-        public final class Cons_privacyValueAllowUsers: Sendable, TLConstructorPayload {
+        public final class Cons_privacyValueAllowUsers: Sendable {
             public let users: [Int64]
 
             public init(users: [Int64]) {
                 self.users = users
             }
-
-            public var tlBoxed: PrivacyRule { .privacyValueAllowUsers(self) }
         }
 
         /// `privacyValueDisallowUsers#e4621141 users:Vector<long> = PrivacyRule;`
         ///
         /// <https://core.telegram.org/constructor/privacyValueDisallowUsers>
-        public final class Cons_privacyValueDisallowUsers: Sendable, TLConstructorPayload {
+        public final class Cons_privacyValueDisallowUsers: Sendable {
             public let users: [Int64]
 
             public init(users: [Int64]) {
                 self.users = users
             }
-
-            public var tlBoxed: PrivacyRule { .privacyValueDisallowUsers(self) }
         }
 
         /// `privacyValueAllowChatParticipants#6b134e8e chats:Vector<long> = PrivacyRule;`
         ///
         /// <https://core.telegram.org/constructor/privacyValueAllowChatParticipants>
-        public final class Cons_privacyValueAllowChatParticipants: Sendable, TLConstructorPayload {
+        public final class Cons_privacyValueAllowChatParticipants: Sendable {
             public let chats: [Int64]
 
             public init(chats: [Int64]) {
                 self.chats = chats
             }
-
-            public var tlBoxed: PrivacyRule { .privacyValueAllowChatParticipants(self) }
         }
 
         /// `privacyValueDisallowChatParticipants#41c87565 chats:Vector<long> = PrivacyRule;`
         ///
         /// <https://core.telegram.org/constructor/privacyValueDisallowChatParticipants>
-        public final class Cons_privacyValueDisallowChatParticipants: Sendable, TLConstructorPayload {
+        public final class Cons_privacyValueDisallowChatParticipants: Sendable {
             public let chats: [Int64]
 
             public init(chats: [Int64]) {
                 self.chats = chats
             }
-
-            public var tlBoxed: PrivacyRule { .privacyValueDisallowChatParticipants(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -582,14 +566,12 @@ extension Api {
         /// `accountDaysTTL#b8d0afdf days:int = AccountDaysTTL;`
         ///
         /// <https://core.telegram.org/constructor/accountDaysTTL>
-        public struct Cons_accountDaysTTL: Sendable, TLConstructorPayload {
+        public struct Cons_accountDaysTTL: Sendable {
             public let days: Int32
 
             public init(days: Int32) {
                 self.days = days
             }
-
-            public var tlBoxed: AccountDaysTTL { .accountDaysTTL(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -645,7 +627,7 @@ extension Api {
         /// `messageRange#0ae30253 min_id:int max_id:int = MessageRange;`
         ///
         /// <https://core.telegram.org/constructor/messageRange>
-        public struct Cons_messageRange: Sendable, TLConstructorPayload {
+        public struct Cons_messageRange: Sendable {
             public let minId: Int32
             public let maxId: Int32
 
@@ -653,8 +635,6 @@ extension Api {
                 self.minId = minId
                 self.maxId = maxId
             }
-
-            public var tlBoxed: MessageRange { .messageRange(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -719,7 +699,7 @@ extension Api {
         /// `inputBotInlineMessageID#890c3d89 dc_id:int id:long access_hash:long = InputBotInlineMessageID;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineMessageID>
-        public final class Cons_inputBotInlineMessageID: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineMessageID: Sendable {
             public let dcId: Int32
             public let id: Int64
             public let accessHash: Int64
@@ -729,14 +709,12 @@ extension Api {
                 self.id = id
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputBotInlineMessageID { .inputBotInlineMessageID(self) }
         }
 
         /// `inputBotInlineMessageID64#b6d915d7 dc_id:int owner_id:long id:int access_hash:long = InputBotInlineMessageID;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineMessageID64>
-        public final class Cons_inputBotInlineMessageID64: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineMessageID64: Sendable {
             public let dcId: Int32
             public let ownerId: Int64
             public let id: Int32
@@ -748,8 +726,6 @@ extension Api {
                 self.id = id
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputBotInlineMessageID { .inputBotInlineMessageID64(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -848,7 +824,7 @@ extension Api {
         /// `langPackString#cad181f6 key:string value:string = LangPackString;`
         ///
         /// <https://core.telegram.org/constructor/langPackString>
-        public final class Cons_langPackString: Sendable, TLConstructorPayload {
+        public final class Cons_langPackString: Sendable {
             public let key: String
             public let value: String
 
@@ -856,14 +832,12 @@ extension Api {
                 self.key = key
                 self.value = value
             }
-
-            public var tlBoxed: LangPackString { .langPackString(self) }
         }
 
         /// `langPackStringPluralized#6c47ac9f flags:# key:string zero_value:flags.0?string one_value:flags.1?string two_value:flags.2?string few_value:flags.3?string many_value:flags.4?string other_value:string = LangPackString;`
         ///
         /// <https://core.telegram.org/constructor/langPackStringPluralized>
-        public final class Cons_langPackStringPluralized: Sendable, TLConstructorPayload {
+        public final class Cons_langPackStringPluralized: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let key: String
@@ -901,21 +875,17 @@ extension Api {
                 self.manyValue = manyValue
                 self.otherValue = otherValue
             }
-
-            public var tlBoxed: LangPackString { .langPackStringPluralized(self) }
         }
 
         /// `langPackStringDeleted#2979eeb2 key:string = LangPackString;`
         ///
         /// <https://core.telegram.org/constructor/langPackStringDeleted>
-        public final class Cons_langPackStringDeleted: Sendable, TLConstructorPayload {
+        public final class Cons_langPackStringDeleted: Sendable {
             public let key: String
 
             public init(key: String) {
                 self.key = key
             }
-
-            public var tlBoxed: LangPackString { .langPackStringDeleted(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1051,7 +1021,7 @@ extension Api {
         /// `folderPeer#e9baa668 peer:Peer folder_id:int = FolderPeer;`
         ///
         /// <https://core.telegram.org/constructor/folderPeer>
-        public final class Cons_folderPeer: Sendable, TLConstructorPayload {
+        public final class Cons_folderPeer: Sendable {
             public let peer: Api.Peer
             public let folderId: Int32
 
@@ -1059,8 +1029,6 @@ extension Api {
                 self.peer = peer
                 self.folderId = folderId
             }
-
-            public var tlBoxed: FolderPeer { .folderPeer(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1118,7 +1086,7 @@ extension Api {
         /// `restrictionReason#d072acb4 platform:string reason:string text:string = RestrictionReason;`
         ///
         /// <https://core.telegram.org/constructor/restrictionReason>
-        public final class Cons_restrictionReason: Sendable, TLConstructorPayload {
+        public final class Cons_restrictionReason: Sendable {
             public let platform: String
             public let reason: String
             public let text: String
@@ -1128,8 +1096,6 @@ extension Api {
                 self.reason = reason
                 self.text = text
             }
-
-            public var tlBoxed: RestrictionReason { .restrictionReason(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1190,7 +1156,7 @@ extension Api {
         /// `groupCallParticipant#2a3dc7ac flags:# muted:flags.0?true left:flags.1?true can_self_unmute:flags.2?true just_joined:flags.4?true versioned:flags.5?true min:flags.8?true muted_by_you:flags.9?true volume_by_admin:flags.10?true self:flags.12?true video_joined:flags.15?true peer:Peer date:int active_date:flags.3?int source:int volume:flags.7?int about:flags.11?string raise_hand_rating:flags.13?long video:flags.6?GroupCallParticipantVideo presentation:flags.14?GroupCallParticipantVideo paid_stars_total:flags.16?long = GroupCallParticipant;`
         ///
         /// <https://core.telegram.org/constructor/groupCallParticipant>
-        public final class Cons_groupCallParticipant: Sendable, TLConstructorPayload {
+        public final class Cons_groupCallParticipant: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -1259,8 +1225,6 @@ extension Api {
                 self.presentation = presentation
                 self.paidStarsTotal = paidStarsTotal
             }
-
-            public var tlBoxed: GroupCallParticipant { .groupCallParticipant(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1386,7 +1350,7 @@ extension Api.messages {
         /// `messages.exportedChatInvite#1871be50 invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;`
         ///
         /// <https://core.telegram.org/constructor/messages.exportedChatInvite>
-        public final class Cons_exportedChatInvite: Sendable, TLConstructorPayload {
+        public final class Cons_exportedChatInvite: Sendable {
             public let invite: Api.ExportedChatInvite
             public let users: [Api.User]
 
@@ -1394,14 +1358,12 @@ extension Api.messages {
                 self.invite = invite
                 self.users = users
             }
-
-            public var tlBoxed: ExportedChatInvite { .exportedChatInvite(self) }
         }
 
         /// `messages.exportedChatInviteReplaced#222600ef invite:ExportedChatInvite new_invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;`
         ///
         /// <https://core.telegram.org/constructor/messages.exportedChatInviteReplaced>
-        public final class Cons_exportedChatInviteReplaced: Sendable, TLConstructorPayload {
+        public final class Cons_exportedChatInviteReplaced: Sendable {
             public let invite: Api.ExportedChatInvite
             public let newInvite: Api.ExportedChatInvite
             public let users: [Api.User]
@@ -1411,8 +1373,6 @@ extension Api.messages {
                 self.newInvite = newInvite
                 self.users = users
             }
-
-            public var tlBoxed: ExportedChatInvite { .exportedChatInviteReplaced(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1491,7 +1451,7 @@ extension Api.stories {
         /// `stories.peerStories#cae68768 stories:PeerStories chats:Vector<Chat> users:Vector<User> = stories.PeerStories;`
         ///
         /// <https://core.telegram.org/constructor/stories.peerStories>
-        public final class Cons_peerStories: Sendable, TLConstructorPayload {
+        public final class Cons_peerStories: Sendable {
             public let stories: Api.PeerStories
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -1501,8 +1461,6 @@ extension Api.stories {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: PeerStories { .peerStories(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1563,7 +1521,7 @@ extension Api {
         /// `inputBusinessIntro#09c469cd flags:# title:string description:string sticker:flags.0?InputDocument = InputBusinessIntro;`
         ///
         /// <https://core.telegram.org/constructor/inputBusinessIntro>
-        public final class Cons_inputBusinessIntro: Sendable, TLConstructorPayload {
+        public final class Cons_inputBusinessIntro: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let title: String
@@ -1585,8 +1543,6 @@ extension Api {
                 self.description = description
                 self.sticker = sticker
             }
-
-            public var tlBoxed: InputBusinessIntro { .inputBusinessIntro(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1656,7 +1612,7 @@ extension Api {
         /// `availableEffect#93c3e27e flags:# premium_required:flags.2?true id:long emoticon:string static_icon_id:flags.0?long effect_sticker_id:long effect_animation_id:flags.1?long = AvailableEffect;`
         ///
         /// <https://core.telegram.org/constructor/availableEffect>
-        public final class Cons_availableEffect: Sendable, TLConstructorPayload {
+        public final class Cons_availableEffect: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -1687,8 +1643,6 @@ extension Api {
                 self.effectStickerId = effectStickerId
                 self.effectAnimationId = effectAnimationId
             }
-
-            public var tlBoxed: AvailableEffect { .availableEffect(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1773,7 +1727,7 @@ extension Api.stories {
         /// `stories.foundStories#e2de7737 flags:# count:int stories:Vector<FoundStory> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stories.FoundStories;`
         ///
         /// <https://core.telegram.org/constructor/stories.foundStories>
-        public final class Cons_foundStories: Sendable, TLConstructorPayload {
+        public final class Cons_foundStories: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -1801,8 +1755,6 @@ extension Api.stories {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: FoundStories { .foundStories(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1880,7 +1832,7 @@ extension Api.bots {
         /// `bots.popularAppBots#1991b13b flags:# next_offset:flags.0?string users:Vector<User> = bots.PopularAppBots;`
         ///
         /// <https://core.telegram.org/constructor/bots.popularAppBots>
-        public final class Cons_popularAppBots: Sendable, TLConstructorPayload {
+        public final class Cons_popularAppBots: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let nextOffset: String?
@@ -1899,8 +1851,6 @@ extension Api.bots {
                 self.nextOffset = nextOffset
                 self.users = users
             }
-
-            public var tlBoxed: PopularAppBots { .popularAppBots(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1969,7 +1919,7 @@ extension Api {
         /// `botVerifierSettings#b0cd6617 flags:# can_modify_custom_description:flags.1?true icon:long company:string custom_description:flags.0?string = BotVerifierSettings;`
         ///
         /// <https://core.telegram.org/constructor/botVerifierSettings>
-        public final class Cons_botVerifierSettings: Sendable, TLConstructorPayload {
+        public final class Cons_botVerifierSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let icon: Int64
@@ -1993,8 +1943,6 @@ extension Api {
                 self.company = company
                 self.customDescription = customDescription
             }
-
-            public var tlBoxed: BotVerifierSettings { .botVerifierSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2066,7 +2014,7 @@ extension Api {
         /// `todoList#49b92a26 flags:# others_can_append:flags.0?true others_can_complete:flags.1?true title:TextWithEntities list:Vector<TodoItem> = TodoList;`
         ///
         /// <https://core.telegram.org/constructor/todoList>
-        public final class Cons_todoList: Sendable, TLConstructorPayload {
+        public final class Cons_todoList: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let title: Api.TextWithEntities
@@ -2088,8 +2036,6 @@ extension Api {
                 self.title = title
                 self.list = list
             }
-
-            public var tlBoxed: TodoList { .todoList(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -23,20 +23,18 @@ extension Api {
         /// `userEmpty#d3bc4b7a id:long = User;`
         ///
         /// <https://core.telegram.org/constructor/userEmpty>
-        public struct Cons_userEmpty: Sendable, TLConstructorPayload {
+        public struct Cons_userEmpty: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
                 self.id = id
             }
-
-            public var tlBoxed: User { .userEmpty(self) }
         }
 
         /// `user#b1b8cc83 flags:# self:flags.10?true contact:flags.11?true mutual_contact:flags.12?true deleted:flags.13?true bot:flags.14?true bot_chat_history:flags.15?true bot_nochats:flags.16?true verified:flags.17?true restricted:flags.18?true min:flags.20?true bot_inline_geo:flags.21?true support:flags.23?true scam:flags.24?true apply_min_photo:flags.25?true fake:flags.26?true bot_attach_menu:flags.27?true premium:flags.28?true attach_menu_enabled:flags.29?true flags2:# bot_can_edit:flags2.1?true close_friend:flags2.2?true stories_hidden:flags2.3?true stories_unavailable:flags2.4?true contact_require_premium:flags2.10?true bot_business:flags2.11?true bot_has_main_app:flags2.13?true bot_forum_view:flags2.16?true bot_forum_can_manage_topics:flags2.17?true bot_can_manage_bots:flags2.18?true bot_guestchat:flags2.19?true bot_guard:flags2.20?true id:long access_hash:flags.0?long first_name:flags.1?string last_name:flags.2?string username:flags.3?string phone:flags.4?string photo:flags.5?UserProfilePhoto status:flags.6?UserStatus bot_info_version:flags.14?int restriction_reason:flags.18?Vector<RestrictionReason> bot_inline_placeholder:flags.19?string lang_code:flags.22?string emoji_status:flags.30?EmojiStatus usernames:flags2.0?Vector<Username> stories_max_id:flags2.5?RecentStory color:flags2.8?PeerColor profile_color:flags2.9?PeerColor bot_active_users:flags2.12?int bot_verification_icon:flags2.14?long send_paid_messages_stars:flags2.15?long linked_community_id:flags2.21?long = User;`
         ///
         /// <https://core.telegram.org/constructor/user>
-        public final class Cons_user: Sendable, TLConstructorPayload {
+        public final class Cons_user: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             /// The `flags2` word: which optional fields and flags are set.
@@ -196,8 +194,6 @@ extension Api {
                 self.sendPaidMessagesStars = sendPaidMessagesStars
                 self.linkedCommunityId = linkedCommunityId
             }
-
-            public var tlBoxed: User { .user(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -438,7 +434,7 @@ extension Api {
         /// `inputChannel#f35aec28 channel_id:long access_hash:long = InputChannel;`
         ///
         /// <https://core.telegram.org/constructor/inputChannel>
-        public final class Cons_inputChannel: Sendable, TLConstructorPayload {
+        public final class Cons_inputChannel: Sendable {
             public let channelId: Int64
             public let accessHash: Int64
 
@@ -446,14 +442,12 @@ extension Api {
                 self.channelId = channelId
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputChannel { .inputChannel(self) }
         }
 
         /// `inputChannelFromMessage#5b934f9d peer:InputPeer msg_id:int channel_id:long = InputChannel;`
         ///
         /// <https://core.telegram.org/constructor/inputChannelFromMessage>
-        public final class Cons_inputChannelFromMessage: Sendable, TLConstructorPayload {
+        public final class Cons_inputChannelFromMessage: Sendable {
             public let peer: Api.InputPeer
             public let msgId: Int32
             public let channelId: Int64
@@ -463,8 +457,6 @@ extension Api {
                 self.msgId = msgId
                 self.channelId = channelId
             }
-
-            public var tlBoxed: InputChannel { .inputChannelFromMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -559,7 +551,7 @@ extension Api.channels {
         /// `channels.channelParticipants#9ab0feaf count:int participants:Vector<ChannelParticipant> chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipants;`
         ///
         /// <https://core.telegram.org/constructor/channels.channelParticipants>
-        public final class Cons_channelParticipants: Sendable, TLConstructorPayload {
+        public final class Cons_channelParticipants: Sendable {
             public let count: Int32
             public let participants: [Api.ChannelParticipant]
             public let chats: [Api.Chat]
@@ -571,8 +563,6 @@ extension Api.channels {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: ChannelParticipants { .channelParticipants(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -650,7 +640,7 @@ extension Api {
         /// `botInlineResult#11965f3a flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?WebDocument content:flags.5?WebDocument send_message:BotInlineMessage = BotInlineResult;`
         ///
         /// <https://core.telegram.org/constructor/botInlineResult>
-        public final class Cons_botInlineResult: Sendable, TLConstructorPayload {
+        public final class Cons_botInlineResult: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: String
@@ -691,14 +681,12 @@ extension Api {
                 self.content = content
                 self.sendMessage = sendMessage
             }
-
-            public var tlBoxed: BotInlineResult { .botInlineResult(self) }
         }
 
         /// `botInlineMediaResult#17db940b flags:# id:string type:string photo:flags.0?Photo document:flags.1?Document title:flags.2?string description:flags.3?string send_message:BotInlineMessage = BotInlineResult;`
         ///
         /// <https://core.telegram.org/constructor/botInlineMediaResult>
-        public final class Cons_botInlineMediaResult: Sendable, TLConstructorPayload {
+        public final class Cons_botInlineMediaResult: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: String
@@ -735,8 +723,6 @@ extension Api {
                 self.description = description
                 self.sendMessage = sendMessage
             }
-
-            public var tlBoxed: BotInlineResult { .botInlineMediaResult(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -894,14 +880,12 @@ extension Api {
         /// `cdnConfig#5725e40a public_keys:Vector<CdnPublicKey> = CdnConfig;`
         ///
         /// <https://core.telegram.org/constructor/cdnConfig>
-        public final class Cons_cdnConfig: Sendable, TLConstructorPayload {
+        public final class Cons_cdnConfig: Sendable {
             public let publicKeys: [Api.CdnPublicKey]
 
             public init(publicKeys: [Api.CdnPublicKey]) {
                 self.publicKeys = publicKeys
             }
-
-            public var tlBoxed: CdnConfig { .cdnConfig(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -955,7 +939,7 @@ extension Api.account {
         /// `account.contentSettings#57e28221 flags:# sensitive_enabled:flags.0?true sensitive_can_change:flags.1?true = account.ContentSettings;`
         ///
         /// <https://core.telegram.org/constructor/account.contentSettings>
-        public struct Cons_contentSettings: Sendable, TLConstructorPayload {
+        public struct Cons_contentSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var sensitiveEnabled: Bool { tlFlagIsSet(flags, 0x1) }
@@ -971,8 +955,6 @@ extension Api.account {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: ContentSettings { .contentSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1029,7 +1011,7 @@ extension Api {
         /// `statsDateRangeDays#b637edaf min_date:int max_date:int = StatsDateRangeDays;`
         ///
         /// <https://core.telegram.org/constructor/statsDateRangeDays>
-        public struct Cons_statsDateRangeDays: Sendable, TLConstructorPayload {
+        public struct Cons_statsDateRangeDays: Sendable {
             public let minDate: Int32
             public let maxDate: Int32
 
@@ -1037,8 +1019,6 @@ extension Api {
                 self.minDate = minDate
                 self.maxDate = maxDate
             }
-
-            public var tlBoxed: StatsDateRangeDays { .statsDateRangeDays(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1098,7 +1078,7 @@ extension Api.chatlists {
         /// `chatlists.chatlistUpdates#93bd878d missing_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistUpdates;`
         ///
         /// <https://core.telegram.org/constructor/chatlists.chatlistUpdates>
-        public final class Cons_chatlistUpdates: Sendable, TLConstructorPayload {
+        public final class Cons_chatlistUpdates: Sendable {
             public let missingPeers: [Api.Peer]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -1108,8 +1088,6 @@ extension Api.chatlists {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: ChatlistUpdates { .chatlistUpdates(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1170,7 +1148,7 @@ extension Api.help {
         /// `help.peerColorOption#adec6ebe flags:# hidden:flags.0?true color_id:int colors:flags.1?help.PeerColorSet dark_colors:flags.2?help.PeerColorSet channel_min_level:flags.3?int group_min_level:flags.4?int = help.PeerColorOption;`
         ///
         /// <https://core.telegram.org/constructor/help.peerColorOption>
-        public final class Cons_peerColorOption: Sendable, TLConstructorPayload {
+        public final class Cons_peerColorOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let colorId: Int32
@@ -1203,8 +1181,6 @@ extension Api.help {
                 self.channelMinLevel = channelMinLevel
                 self.groupMinLevel = groupMinLevel
             }
-
-            public var tlBoxed: PeerColorOption { .peerColorOption(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1295,7 +1271,7 @@ extension Api {
         /// `starsTransaction#13659eb0 flags:# refund:flags.3?true pending:flags.4?true failed:flags.6?true gift:flags.10?true reaction:flags.11?true stargift_upgrade:flags.18?true business_transfer:flags.21?true stargift_resale:flags.22?true posts_search:flags.24?true stargift_prepaid_upgrade:flags.25?true stargift_drop_original_details:flags.26?true phonegroup_message:flags.27?true stargift_auction_bid:flags.28?true offer:flags.29?true id:string amount:StarsAmount date:int peer:StarsTransactionPeer title:flags.0?string description:flags.1?string photo:flags.2?WebDocument transaction_date:flags.5?int transaction_url:flags.5?string bot_payload:flags.7?bytes msg_id:flags.8?int extended_media:flags.9?Vector<MessageMedia> subscription_period:flags.12?int giveaway_post_id:flags.13?int stargift:flags.14?StarGift floodskip_number:flags.15?int starref_commission_permille:flags.16?int starref_peer:flags.17?Peer starref_amount:flags.17?StarsAmount paid_messages:flags.19?int premium_gift_months:flags.20?int ads_proceeds_from_date:flags.23?int ads_proceeds_to_date:flags.23?int = StarsTransaction;`
         ///
         /// <https://core.telegram.org/constructor/starsTransaction>
-        public final class Cons_starsTransaction: Sendable, TLConstructorPayload {
+        public final class Cons_starsTransaction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: String
@@ -1420,8 +1396,6 @@ extension Api {
                 self.adsProceedsFromDate = adsProceedsFromDate
                 self.adsProceedsToDate = adsProceedsToDate
             }
-
-            public var tlBoxed: StarsTransaction { .starsTransaction(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1645,7 +1619,7 @@ extension Api {
         /// `botPreviewMedia#23e91ba3 date:int media:MessageMedia = BotPreviewMedia;`
         ///
         /// <https://core.telegram.org/constructor/botPreviewMedia>
-        public final class Cons_botPreviewMedia: Sendable, TLConstructorPayload {
+        public final class Cons_botPreviewMedia: Sendable {
             public let date: Int32
             public let media: Api.MessageMedia
 
@@ -1653,8 +1627,6 @@ extension Api {
                 self.date = date
                 self.media = media
             }
-
-            public var tlBoxed: BotPreviewMedia { .botPreviewMedia(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1714,7 +1686,7 @@ extension Api.payments {
         /// `payments.suggestedStarRefBots#b4d5d859 flags:# count:int suggested_bots:Vector<StarRefProgram> users:Vector<User> next_offset:flags.0?string = payments.SuggestedStarRefBots;`
         ///
         /// <https://core.telegram.org/constructor/payments.suggestedStarRefBots>
-        public final class Cons_suggestedStarRefBots: Sendable, TLConstructorPayload {
+        public final class Cons_suggestedStarRefBots: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -1739,8 +1711,6 @@ extension Api.payments {
                 self.users = users
                 self.nextOffset = nextOffset
             }
-
-            public var tlBoxed: SuggestedStarRefBots { .suggestedStarRefBots(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1815,7 +1785,7 @@ extension Api {
         /// `savedStarGift#41df43fc flags:# name_hidden:flags.0?true unsaved:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true pinned_to_top:flags.12?true upgrade_separate:flags.17?true from_id:flags.1?Peer date:int gift:StarGift message:flags.2?TextWithEntities msg_id:flags.3?int saved_id:flags.11?long convert_stars:flags.4?long upgrade_stars:flags.6?long can_export_at:flags.7?int transfer_stars:flags.8?long can_transfer_at:flags.13?int can_resell_at:flags.14?int collection_id:flags.15?Vector<int> prepaid_upgrade_hash:flags.16?string drop_original_details_stars:flags.18?long gift_num:flags.19?int can_craft_at:flags.20?int = SavedStarGift;`
         ///
         /// <https://core.telegram.org/constructor/savedStarGift>
-        public final class Cons_savedStarGift: Sendable, TLConstructorPayload {
+        public final class Cons_savedStarGift: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let fromId: Api.Peer?
@@ -1905,8 +1875,6 @@ extension Api {
                 self.giftNum = giftNum
                 self.canCraftAt = canCraftAt
             }
-
-            public var tlBoxed: SavedStarGift { .savedStarGift(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2090,7 +2058,7 @@ extension Api.payments {
         /// `payments.uniqueStarGiftValueInfo#512fe446 flags:# last_sale_on_fragment:flags.1?true value_is_average:flags.6?true currency:string value:long initial_sale_date:int initial_sale_stars:long initial_sale_price:long last_sale_date:flags.0?int last_sale_price:flags.0?long floor_price:flags.2?long average_price:flags.3?long listed_count:flags.4?int fragment_listed_count:flags.5?int fragment_listed_url:flags.5?string = payments.UniqueStarGiftValueInfo;`
         ///
         /// <https://core.telegram.org/constructor/payments.uniqueStarGiftValueInfo>
-        public final class Cons_uniqueStarGiftValueInfo: Sendable, TLConstructorPayload {
+        public final class Cons_uniqueStarGiftValueInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let currency: String
@@ -2147,8 +2115,6 @@ extension Api.payments {
                 self.fragmentListedCount = fragmentListedCount
                 self.fragmentListedUrl = fragmentListedUrl
             }
-
-            public var tlBoxed: UniqueStarGiftValueInfo { .uniqueStarGiftValueInfo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2279,7 +2245,7 @@ extension Api.payments {
         /// `payments.starGiftAuctionAcquiredGifts#7d5bd1f0 gifts:Vector<StarGiftAuctionAcquiredGift> users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionAcquiredGifts;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftAuctionAcquiredGifts>
-        public final class Cons_starGiftAuctionAcquiredGifts: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftAuctionAcquiredGifts: Sendable {
             public let gifts: [Api.StarGiftAuctionAcquiredGift]
             public let users: [Api.User]
             public let chats: [Api.Chat]
@@ -2289,8 +2255,6 @@ extension Api.payments {
                 self.users = users
                 self.chats = chats
             }
-
-            public var tlBoxed: StarGiftAuctionAcquiredGifts { .starGiftAuctionAcquiredGifts(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -48,20 +48,18 @@ extension Api {
         /// `inputPeerChat#35a95cb9 chat_id:long = InputPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputPeerChat>
-        public struct Cons_inputPeerChat: Sendable, TLConstructorPayload {
+        public struct Cons_inputPeerChat: Sendable {
             public let chatId: Int64
 
             public init(chatId: Int64) {
                 self.chatId = chatId
             }
-
-            public var tlBoxed: InputPeer { .inputPeerChat(self) }
         }
 
         /// `inputPeerUser#dde8a54c user_id:long access_hash:long = InputPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputPeerUser>
-        public final class Cons_inputPeerUser: Sendable, TLConstructorPayload {
+        public final class Cons_inputPeerUser: Sendable {
             public let userId: Int64
             public let accessHash: Int64
 
@@ -69,14 +67,12 @@ extension Api {
                 self.userId = userId
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputPeer { .inputPeerUser(self) }
         }
 
         /// `inputPeerChannel#27bcbbfc channel_id:long access_hash:long = InputPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputPeerChannel>
-        public final class Cons_inputPeerChannel: Sendable, TLConstructorPayload {
+        public final class Cons_inputPeerChannel: Sendable {
             public let channelId: Int64
             public let accessHash: Int64
 
@@ -84,14 +80,12 @@ extension Api {
                 self.channelId = channelId
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputPeer { .inputPeerChannel(self) }
         }
 
         /// `inputPeerUserFromMessage#a87b0a1c peer:InputPeer msg_id:int user_id:long = InputPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputPeerUserFromMessage>
-        public final class Cons_inputPeerUserFromMessage: Sendable, TLConstructorPayload {
+        public final class Cons_inputPeerUserFromMessage: Sendable {
             public let peer: Api.InputPeer
             public let msgId: Int32
             public let userId: Int64
@@ -101,14 +95,12 @@ extension Api {
                 self.msgId = msgId
                 self.userId = userId
             }
-
-            public var tlBoxed: InputPeer { .inputPeerUserFromMessage(self) }
         }
 
         /// `inputPeerChannelFromMessage#bd2a0840 peer:InputPeer msg_id:int channel_id:long = InputPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputPeerChannelFromMessage>
-        public final class Cons_inputPeerChannelFromMessage: Sendable, TLConstructorPayload {
+        public final class Cons_inputPeerChannelFromMessage: Sendable {
             public let peer: Api.InputPeer
             public let msgId: Int32
             public let channelId: Int64
@@ -118,8 +110,6 @@ extension Api {
                 self.msgId = msgId
                 self.channelId = channelId
             }
-
-            public var tlBoxed: InputPeer { .inputPeerChannelFromMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -275,7 +265,7 @@ extension Api {
         /// `inputPeerNotifySettings#cacb6ae2 flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int sound:flags.3?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_sound:flags.8?NotificationSound = InputPeerNotifySettings;`
         ///
         /// <https://core.telegram.org/constructor/inputPeerNotifySettings>
-        public final class Cons_inputPeerNotifySettings: Sendable, TLConstructorPayload {
+        public final class Cons_inputPeerNotifySettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let showPreviews: Bool?
@@ -315,8 +305,6 @@ extension Api {
                 self.storiesHideSender = storiesHideSender
                 self.storiesSound = storiesSound
             }
-
-            public var tlBoxed: InputPeerNotifySettings { .inputPeerNotifySettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -433,7 +421,7 @@ extension Api.contacts {
         /// `contacts.contacts#eae87e42 contacts:Vector<Contact> saved_count:int users:Vector<User> = contacts.Contacts;`
         ///
         /// <https://core.telegram.org/constructor/contacts.contacts>
-        public final class Cons_contacts: Sendable, TLConstructorPayload {
+        public final class Cons_contacts: Sendable {
             public let contacts: [Api.Contact]
             public let savedCount: Int32
             public let users: [Api.User]
@@ -443,8 +431,6 @@ extension Api.contacts {
                 self.savedCount = savedCount
                 self.users = users
             }
-
-            public var tlBoxed: Contacts { .contacts(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -517,7 +503,7 @@ extension Api.photos {
         /// `photos.photos#8dca6aa5 photos:Vector<Photo> users:Vector<User> = photos.Photos;`
         ///
         /// <https://core.telegram.org/constructor/photos.photos>
-        public final class Cons_photos: Sendable, TLConstructorPayload {
+        public final class Cons_photos: Sendable {
             public let photos: [Api.Photo]
             public let users: [Api.User]
 
@@ -525,14 +511,12 @@ extension Api.photos {
                 self.photos = photos
                 self.users = users
             }
-
-            public var tlBoxed: Photos { .photos(self) }
         }
 
         /// `photos.photosSlice#15051f54 count:int photos:Vector<Photo> users:Vector<User> = photos.Photos;`
         ///
         /// <https://core.telegram.org/constructor/photos.photosSlice>
-        public final class Cons_photosSlice: Sendable, TLConstructorPayload {
+        public final class Cons_photosSlice: Sendable {
             public let count: Int32
             public let photos: [Api.Photo]
             public let users: [Api.User]
@@ -542,8 +526,6 @@ extension Api.photos {
                 self.photos = photos
                 self.users = users
             }
-
-            public var tlBoxed: Photos { .photosSlice(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -634,7 +616,7 @@ extension Api.updates {
         /// `updates.channelDifferenceEmpty#3e11affb flags:# final:flags.0?true pts:int timeout:flags.1?int = updates.ChannelDifference;`
         ///
         /// <https://core.telegram.org/constructor/updates.channelDifferenceEmpty>
-        public final class Cons_channelDifferenceEmpty: Sendable, TLConstructorPayload {
+        public final class Cons_channelDifferenceEmpty: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let pts: Int32
@@ -655,14 +637,12 @@ extension Api.updates {
                 self.pts = pts
                 self.timeout = timeout
             }
-
-            public var tlBoxed: ChannelDifference { .channelDifferenceEmpty(self) }
         }
 
         /// `updates.channelDifferenceTooLong#a4bcc6fe flags:# final:flags.0?true timeout:flags.1?int dialog:Dialog messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;`
         ///
         /// <https://core.telegram.org/constructor/updates.channelDifferenceTooLong>
-        public final class Cons_channelDifferenceTooLong: Sendable, TLConstructorPayload {
+        public final class Cons_channelDifferenceTooLong: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let timeout: Int32?
@@ -692,14 +672,12 @@ extension Api.updates {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: ChannelDifference { .channelDifferenceTooLong(self) }
         }
 
         /// `updates.channelDifference#2064674e flags:# final:flags.0?true pts:int timeout:flags.1?int new_messages:Vector<Message> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;`
         ///
         /// <https://core.telegram.org/constructor/updates.channelDifference>
-        public final class Cons_channelDifference: Sendable, TLConstructorPayload {
+        public final class Cons_channelDifference: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let pts: Int32
@@ -732,8 +710,6 @@ extension Api.updates {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: ChannelDifference { .channelDifference(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -886,20 +862,18 @@ extension Api.messages {
         /// `messages.featuredStickersNotModified#c6dc0c66 count:int = messages.FeaturedStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.featuredStickersNotModified>
-        public struct Cons_featuredStickersNotModified: Sendable, TLConstructorPayload {
+        public struct Cons_featuredStickersNotModified: Sendable {
             public let count: Int32
 
             public init(count: Int32) {
                 self.count = count
             }
-
-            public var tlBoxed: FeaturedStickers { .featuredStickersNotModified(self) }
         }
 
         /// `messages.featuredStickers#be382906 flags:# premium:flags.0?true hash:long count:int sets:Vector<StickerSetCovered> unread:Vector<long> = messages.FeaturedStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.featuredStickers>
-        public final class Cons_featuredStickers: Sendable, TLConstructorPayload {
+        public final class Cons_featuredStickers: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let hash: Int64
@@ -925,8 +899,6 @@ extension Api.messages {
                 self.sets = sets
                 self.unread = unread
             }
-
-            public var tlBoxed: FeaturedStickers { .featuredStickers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1212,33 +1184,29 @@ extension Api {
         /// `pageBlockTitle#70abc3fd text:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockTitle>
-        public final class Cons_pageBlockTitle: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockTitle: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: PageBlock { .pageBlockTitle(self) }
         }
 
         /// `pageBlockSubtitle#8ffa9a1f text:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockSubtitle>
-        public final class Cons_pageBlockSubtitle: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockSubtitle: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: PageBlock { .pageBlockSubtitle(self) }
         }
 
         /// `pageBlockAuthorDate#baafe5e0 author:RichText published_date:int = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockAuthorDate>
-        public final class Cons_pageBlockAuthorDate: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockAuthorDate: Sendable {
             public let author: Api.RichText
             public let publishedDate: Int32
 
@@ -1246,53 +1214,45 @@ extension Api {
                 self.author = author
                 self.publishedDate = publishedDate
             }
-
-            public var tlBoxed: PageBlock { .pageBlockAuthorDate(self) }
         }
 
         /// `pageBlockHeader#bfd064ec text:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockHeader>
-        public final class Cons_pageBlockHeader: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockHeader: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: PageBlock { .pageBlockHeader(self) }
         }
 
         /// `pageBlockSubheader#f12bb6e1 text:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockSubheader>
-        public final class Cons_pageBlockSubheader: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockSubheader: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: PageBlock { .pageBlockSubheader(self) }
         }
 
         /// `pageBlockParagraph#467a0766 text:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockParagraph>
-        public final class Cons_pageBlockParagraph: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockParagraph: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: PageBlock { .pageBlockParagraph(self) }
         }
 
         /// `pageBlockPreformatted#c070d93e text:RichText language:string = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockPreformatted>
-        public final class Cons_pageBlockPreformatted: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockPreformatted: Sendable {
             public let text: Api.RichText
             public let language: String
 
@@ -1300,53 +1260,45 @@ extension Api {
                 self.text = text
                 self.language = language
             }
-
-            public var tlBoxed: PageBlock { .pageBlockPreformatted(self) }
         }
 
         /// `pageBlockFooter#48870999 text:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockFooter>
-        public final class Cons_pageBlockFooter: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockFooter: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: PageBlock { .pageBlockFooter(self) }
         }
 
         /// `pageBlockAnchor#ce0d37b0 name:string = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockAnchor>
-        public final class Cons_pageBlockAnchor: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockAnchor: Sendable {
             public let name: String
 
             public init(name: String) {
                 self.name = name
             }
-
-            public var tlBoxed: PageBlock { .pageBlockAnchor(self) }
         }
 
         /// `pageBlockList#e4e88011 items:Vector<PageListItem> = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockList>
-        public final class Cons_pageBlockList: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockList: Sendable {
             public let items: [Api.PageListItem]
 
             public init(items: [Api.PageListItem]) {
                 self.items = items
             }
-
-            public var tlBoxed: PageBlock { .pageBlockList(self) }
         }
 
         /// `pageBlockBlockquote#66d1670b flags:# collapsed:flags.0?true text:RichText caption:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockBlockquote>
-        public final class Cons_pageBlockBlockquote: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockBlockquote: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let text: Api.RichText
@@ -1366,14 +1318,12 @@ extension Api {
                 self.text = text
                 self.caption = caption
             }
-
-            public var tlBoxed: PageBlock { .pageBlockBlockquote(self) }
         }
 
         /// `pageBlockPullquote#4f4456d3 text:RichText caption:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockPullquote>
-        public final class Cons_pageBlockPullquote: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockPullquote: Sendable {
             public let text: Api.RichText
             public let caption: Api.RichText
 
@@ -1381,14 +1331,12 @@ extension Api {
                 self.text = text
                 self.caption = caption
             }
-
-            public var tlBoxed: PageBlock { .pageBlockPullquote(self) }
         }
 
         /// `pageBlockPhoto#1759c560 flags:# spoiler:flags.1?true photo_id:long caption:PageCaption url:flags.0?string webpage_id:flags.0?long = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockPhoto>
-        public final class Cons_pageBlockPhoto: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockPhoto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let photoId: Int64
@@ -1415,14 +1363,12 @@ extension Api {
                 self.url = url
                 self.webpageId = webpageId
             }
-
-            public var tlBoxed: PageBlock { .pageBlockPhoto(self) }
         }
 
         /// `pageBlockVideo#7c8fe7b6 flags:# autoplay:flags.0?true loop:flags.1?true spoiler:flags.2?true video_id:long caption:PageCaption = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockVideo>
-        public final class Cons_pageBlockVideo: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockVideo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let videoId: Int64
@@ -1446,27 +1392,23 @@ extension Api {
                 self.videoId = videoId
                 self.caption = caption
             }
-
-            public var tlBoxed: PageBlock { .pageBlockVideo(self) }
         }
 
         /// `pageBlockCover#39f23300 cover:PageBlock = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockCover>
-        public final class Cons_pageBlockCover: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockCover: Sendable {
             public let cover: Api.PageBlock
 
             public init(cover: Api.PageBlock) {
                 self.cover = cover
             }
-
-            public var tlBoxed: PageBlock { .pageBlockCover(self) }
         }
 
         /// `pageBlockEmbed#a8718dc5 flags:# full_width:flags.0?true allow_scrolling:flags.3?true url:flags.1?string html:flags.2?string poster_photo_id:flags.4?long w:flags.5?int h:flags.5?int caption:PageCaption = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockEmbed>
-        public final class Cons_pageBlockEmbed: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockEmbed: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let url: String?
@@ -1504,14 +1446,12 @@ extension Api {
                 self.h = h
                 self.caption = caption
             }
-
-            public var tlBoxed: PageBlock { .pageBlockEmbed(self) }
         }
 
         /// `pageBlockEmbedPost#f259a80b url:string webpage_id:long author_photo_id:long author:string date:int blocks:Vector<PageBlock> caption:PageCaption = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockEmbedPost>
-        public final class Cons_pageBlockEmbedPost: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockEmbedPost: Sendable {
             public let url: String
             public let webpageId: Int64
             public let authorPhotoId: Int64
@@ -1529,14 +1469,12 @@ extension Api {
                 self.blocks = blocks
                 self.caption = caption
             }
-
-            public var tlBoxed: PageBlock { .pageBlockEmbedPost(self) }
         }
 
         /// `pageBlockCollage#65a0fa4d items:Vector<PageBlock> caption:PageCaption = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockCollage>
-        public final class Cons_pageBlockCollage: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockCollage: Sendable {
             public let items: [Api.PageBlock]
             public let caption: Api.PageCaption
 
@@ -1544,14 +1482,12 @@ extension Api {
                 self.items = items
                 self.caption = caption
             }
-
-            public var tlBoxed: PageBlock { .pageBlockCollage(self) }
         }
 
         /// `pageBlockSlideshow#031f9590 items:Vector<PageBlock> caption:PageCaption = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockSlideshow>
-        public final class Cons_pageBlockSlideshow: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockSlideshow: Sendable {
             public let items: [Api.PageBlock]
             public let caption: Api.PageCaption
 
@@ -1559,27 +1495,23 @@ extension Api {
                 self.items = items
                 self.caption = caption
             }
-
-            public var tlBoxed: PageBlock { .pageBlockSlideshow(self) }
         }
 
         /// `pageBlockChannel#ef1751b5 channel:Chat = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockChannel>
-        public final class Cons_pageBlockChannel: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockChannel: Sendable {
             public let channel: Api.Chat
 
             public init(channel: Api.Chat) {
                 self.channel = channel
             }
-
-            public var tlBoxed: PageBlock { .pageBlockChannel(self) }
         }
 
         /// `pageBlockAudio#804361ea audio_id:long caption:PageCaption = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockAudio>
-        public final class Cons_pageBlockAudio: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockAudio: Sendable {
             public let audioId: Int64
             public let caption: Api.PageCaption
 
@@ -1587,27 +1519,23 @@ extension Api {
                 self.audioId = audioId
                 self.caption = caption
             }
-
-            public var tlBoxed: PageBlock { .pageBlockAudio(self) }
         }
 
         /// `pageBlockKicker#1e148390 text:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockKicker>
-        public final class Cons_pageBlockKicker: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockKicker: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: PageBlock { .pageBlockKicker(self) }
         }
 
         /// `pageBlockTable#bf4dea82 flags:# bordered:flags.0?true striped:flags.1?true compact:flags.2?true title:RichText rows:Vector<PageTableRow> = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockTable>
-        public final class Cons_pageBlockTable: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockTable: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let title: Api.RichText
@@ -1631,14 +1559,12 @@ extension Api {
                 self.title = title
                 self.rows = rows
             }
-
-            public var tlBoxed: PageBlock { .pageBlockTable(self) }
         }
 
         /// `pageBlockOrderedList#1fd6f6c1 flags:# reversed:flags.2?true items:Vector<PageListOrderedItem> start:flags.0?int type:flags.1?string = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockOrderedList>
-        public final class Cons_pageBlockOrderedList: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockOrderedList: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let items: [Api.PageListOrderedItem]
@@ -1663,14 +1589,12 @@ extension Api {
                 self.start = start
                 self.type = type
             }
-
-            public var tlBoxed: PageBlock { .pageBlockOrderedList(self) }
         }
 
         /// `pageBlockDetails#76768bed flags:# open:flags.0?true blocks:Vector<PageBlock> title:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockDetails>
-        public final class Cons_pageBlockDetails: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockDetails: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let blocks: [Api.PageBlock]
@@ -1690,14 +1614,12 @@ extension Api {
                 self.blocks = blocks
                 self.title = title
             }
-
-            public var tlBoxed: PageBlock { .pageBlockDetails(self) }
         }
 
         /// `pageBlockRelatedArticles#16115a96 title:RichText articles:Vector<PageRelatedArticle> = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockRelatedArticles>
-        public final class Cons_pageBlockRelatedArticles: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockRelatedArticles: Sendable {
             public let title: Api.RichText
             public let articles: [Api.PageRelatedArticle]
 
@@ -1705,14 +1627,12 @@ extension Api {
                 self.title = title
                 self.articles = articles
             }
-
-            public var tlBoxed: PageBlock { .pageBlockRelatedArticles(self) }
         }
 
         /// `pageBlockMap#a44f3ef6 geo:GeoPoint zoom:int w:int h:int caption:PageCaption = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockMap>
-        public final class Cons_pageBlockMap: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockMap: Sendable {
             public let geo: Api.GeoPoint
             public let zoom: Int32
             public let w: Int32
@@ -1726,118 +1646,100 @@ extension Api {
                 self.h = h
                 self.caption = caption
             }
-
-            public var tlBoxed: PageBlock { .pageBlockMap(self) }
         }
 
         /// `pageBlockHeading1#baff072f text:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockHeading1>
-        public final class Cons_pageBlockHeading1: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockHeading1: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: PageBlock { .pageBlockHeading1(self) }
         }
 
         /// `pageBlockHeading2#096b2aec text:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockHeading2>
-        public final class Cons_pageBlockHeading2: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockHeading2: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: PageBlock { .pageBlockHeading2(self) }
         }
 
         /// `pageBlockHeading3#67e731ad text:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockHeading3>
-        public final class Cons_pageBlockHeading3: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockHeading3: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: PageBlock { .pageBlockHeading3(self) }
         }
 
         /// `pageBlockHeading4#b532772b text:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockHeading4>
-        public final class Cons_pageBlockHeading4: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockHeading4: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: PageBlock { .pageBlockHeading4(self) }
         }
 
         /// `pageBlockHeading5#dbbe6c6a text:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockHeading5>
-        public final class Cons_pageBlockHeading5: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockHeading5: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: PageBlock { .pageBlockHeading5(self) }
         }
 
         /// `pageBlockHeading6#682a41a9 text:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockHeading6>
-        public final class Cons_pageBlockHeading6: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockHeading6: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: PageBlock { .pageBlockHeading6(self) }
         }
 
         /// `pageBlockMath#59080c20 source:string = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockMath>
-        public final class Cons_pageBlockMath: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockMath: Sendable {
             public let source: String
 
             public init(source: String) {
                 self.source = source
             }
-
-            public var tlBoxed: PageBlock { .pageBlockMath(self) }
         }
 
         /// `pageBlockThinking#3c29a3e2 text:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockThinking>
-        public final class Cons_pageBlockThinking: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockThinking: Sendable {
             public let text: Api.RichText
 
             public init(text: Api.RichText) {
                 self.text = text
             }
-
-            public var tlBoxed: PageBlock { .pageBlockThinking(self) }
         }
 
         /// `inputPageBlockMap#574b617f geo:InputGeoPoint zoom:int w:int h:int caption:PageCaption = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/inputPageBlockMap>
-        public final class Cons_inputPageBlockMap: Sendable, TLConstructorPayload {
+        public final class Cons_inputPageBlockMap: Sendable {
             public let geo: Api.InputGeoPoint
             public let zoom: Int32
             public let w: Int32
@@ -1851,14 +1753,12 @@ extension Api {
                 self.h = h
                 self.caption = caption
             }
-
-            public var tlBoxed: PageBlock { .inputPageBlockMap(self) }
         }
 
         /// `pageBlockBlockquoteBlocks#0e6e47c4 blocks:Vector<PageBlock> caption:RichText = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockBlockquoteBlocks>
-        public final class Cons_pageBlockBlockquoteBlocks: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockBlockquoteBlocks: Sendable {
             public let blocks: [Api.PageBlock]
             public let caption: Api.RichText
 
@@ -1866,14 +1766,12 @@ extension Api {
                 self.blocks = blocks
                 self.caption = caption
             }
-
-            public var tlBoxed: PageBlock { .pageBlockBlockquoteBlocks(self) }
         }
 
         /// `pageBlockButtonRow#6d640318 flags:# align_left:flags.0?true align_center:flags.1?true align_right:flags.2?true buttons:Vector<PageButton> = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockButtonRow>
-        public final class Cons_pageBlockButtonRow: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockButtonRow: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let buttons: [Api.PageButton]
@@ -1894,14 +1792,12 @@ extension Api {
                 self.flags = _flags
                 self.buttons = buttons
             }
-
-            public var tlBoxed: PageBlock { .pageBlockButtonRow(self) }
         }
 
         /// `pageBlockDocument#38fa3ba3 document_id:long caption:PageCaption = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockDocument>
-        public final class Cons_pageBlockDocument: Sendable, TLConstructorPayload {
+        public final class Cons_pageBlockDocument: Sendable {
             public let documentId: Int64
             public let caption: Api.PageCaption
 
@@ -1909,8 +1805,6 @@ extension Api {
                 self.documentId = documentId
                 self.caption = caption
             }
-
-            public var tlBoxed: PageBlock { .pageBlockDocument(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2751,7 +2645,7 @@ extension Api.messages {
         /// `messages.favedStickers#2cb51097 hash:long packs:Vector<StickerPack> stickers:Vector<Document> = messages.FavedStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.favedStickers>
-        public final class Cons_favedStickers: Sendable, TLConstructorPayload {
+        public final class Cons_favedStickers: Sendable {
             public let hash: Int64
             public let packs: [Api.StickerPack]
             public let stickers: [Api.Document]
@@ -2761,8 +2655,6 @@ extension Api.messages {
                 self.packs = packs
                 self.stickers = stickers
             }
-
-            public var tlBoxed: FavedStickers { .favedStickers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2832,7 +2724,7 @@ extension Api.help {
         /// `help.recentMeUrls#0e0310d7 urls:Vector<RecentMeUrl> chats:Vector<Chat> users:Vector<User> = help.RecentMeUrls;`
         ///
         /// <https://core.telegram.org/constructor/help.recentMeUrls>
-        public final class Cons_recentMeUrls: Sendable, TLConstructorPayload {
+        public final class Cons_recentMeUrls: Sendable {
             public let urls: [Api.RecentMeUrl]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -2842,8 +2734,6 @@ extension Api.help {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: RecentMeUrls { .recentMeUrls(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2914,27 +2804,23 @@ extension Api {
         /// `securePasswordKdfAlgoPBKDF2HMACSHA512iter100000#bbf2dda0 salt:bytes = SecurePasswordKdfAlgo;`
         ///
         /// <https://core.telegram.org/constructor/securePasswordKdfAlgoPBKDF2HMACSHA512iter100000>
-        public final class Cons_securePasswordKdfAlgoPBKDF2HMACSHA512iter100000: Sendable, TLConstructorPayload {
+        public final class Cons_securePasswordKdfAlgoPBKDF2HMACSHA512iter100000: Sendable {
             public let salt: [UInt8]
 
             public init(salt: [UInt8]) {
                 self.salt = salt
             }
-
-            public var tlBoxed: SecurePasswordKdfAlgo { .securePasswordKdfAlgoPBKDF2HMACSHA512iter100000(self) }
         }
 
         /// `securePasswordKdfAlgoSHA512#86471d92 salt:bytes = SecurePasswordKdfAlgo;`
         ///
         /// <https://core.telegram.org/constructor/securePasswordKdfAlgoSHA512>
-        public final class Cons_securePasswordKdfAlgoSHA512: Sendable, TLConstructorPayload {
+        public final class Cons_securePasswordKdfAlgoSHA512: Sendable {
             public let salt: [UInt8]
 
             public init(salt: [UInt8]) {
                 self.salt = salt
             }
-
-            public var tlBoxed: SecurePasswordKdfAlgo { .securePasswordKdfAlgoSHA512(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3009,7 +2895,7 @@ extension Api {
         /// `autoDownloadSettings#baa57628 flags:# disabled:flags.0?true video_preload_large:flags.1?true audio_preload_next:flags.2?true phonecalls_less_data:flags.3?true stories_preload:flags.4?true photo_size_max:int video_size_max:long file_size_max:long video_upload_maxbitrate:int small_queue_active_operations_max:int large_queue_active_operations_max:int = AutoDownloadSettings;`
         ///
         /// <https://core.telegram.org/constructor/autoDownloadSettings>
-        public final class Cons_autoDownloadSettings: Sendable, TLConstructorPayload {
+        public final class Cons_autoDownloadSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let photoSizeMax: Int32
@@ -3049,8 +2935,6 @@ extension Api {
                 self.smallQueueActiveOperationsMax = smallQueueActiveOperationsMax
                 self.largeQueueActiveOperationsMax = largeQueueActiveOperationsMax
             }
-
-            public var tlBoxed: AutoDownloadSettings { .autoDownloadSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3131,20 +3015,18 @@ extension Api.help {
         /// `help.promoDataEmpty#98f6ac75 expires:int = help.PromoData;`
         ///
         /// <https://core.telegram.org/constructor/help.promoDataEmpty>
-        public struct Cons_promoDataEmpty: Sendable, TLConstructorPayload {
+        public struct Cons_promoDataEmpty: Sendable {
             public let expires: Int32
 
             public init(expires: Int32) {
                 self.expires = expires
             }
-
-            public var tlBoxed: PromoData { .promoDataEmpty(self) }
         }
 
         /// `help.promoData#08a4d87a flags:# proxy:flags.0?true expires:int peer:flags.3?Peer psa_type:flags.1?string psa_message:flags.2?string pending_suggestions:Vector<string> dismissed_suggestions:Vector<string> custom_pending_suggestion:flags.4?PendingSuggestion chats:Vector<Chat> users:Vector<User> = help.PromoData;`
         ///
         /// <https://core.telegram.org/constructor/help.promoData>
-        public final class Cons_promoData: Sendable, TLConstructorPayload {
+        public final class Cons_promoData: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let expires: Int32
@@ -3189,8 +3071,6 @@ extension Api.help {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: PromoData { .promoData(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3307,7 +3187,7 @@ extension Api {
         /// `globalPrivacySettings#fe41b34f flags:# archive_and_mute_new_noncontact_peers:flags.0?true keep_archived_unmuted:flags.1?true keep_archived_folders:flags.2?true hide_read_marks:flags.3?true new_noncontact_peers_require_premium:flags.4?true display_gifts_button:flags.7?true noncontact_peers_paid_stars:flags.5?long disallowed_gifts:flags.6?DisallowedGiftsSettings = GlobalPrivacySettings;`
         ///
         /// <https://core.telegram.org/constructor/globalPrivacySettings>
-        public final class Cons_globalPrivacySettings: Sendable, TLConstructorPayload {
+        public final class Cons_globalPrivacySettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let noncontactPeersPaidStars: Int64?
@@ -3339,8 +3219,6 @@ extension Api {
                 self.noncontactPeersPaidStars = noncontactPeersPaidStars
                 self.disallowedGifts = disallowedGifts
             }
-
-            public var tlBoxed: GlobalPrivacySettings { .globalPrivacySettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3412,7 +3290,7 @@ extension Api {
         /// `sendAsPeer#b81c7034 flags:# premium_required:flags.0?true peer:Peer = SendAsPeer;`
         ///
         /// <https://core.telegram.org/constructor/sendAsPeer>
-        public final class Cons_sendAsPeer: Sendable, TLConstructorPayload {
+        public final class Cons_sendAsPeer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -3429,8 +3307,6 @@ extension Api {
                 self.flags = _flags
                 self.peer = peer
             }
-
-            public var tlBoxed: SendAsPeer { .sendAsPeer(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3491,7 +3367,7 @@ extension Api.messages {
         /// `messages.myStickers#faff629d count:int sets:Vector<StickerSetCovered> = messages.MyStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.myStickers>
-        public final class Cons_myStickers: Sendable, TLConstructorPayload {
+        public final class Cons_myStickers: Sendable {
             public let count: Int32
             public let sets: [Api.StickerSetCovered]
 
@@ -3499,8 +3375,6 @@ extension Api.messages {
                 self.count = count
                 self.sets = sets
             }
-
-            public var tlBoxed: MyStickers { .myStickers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3565,7 +3439,7 @@ extension Api {
         /// `starGift#313a9547 flags:# limited:flags.0?true sold_out:flags.1?true birthday:flags.2?true require_premium:flags.7?true limited_per_user:flags.8?true peer_color_available:flags.10?true auction:flags.11?true id:long sticker:Document stars:long availability_remains:flags.0?int availability_total:flags.0?int availability_resale:flags.4?long convert_stars:long first_sale_date:flags.1?int last_sale_date:flags.1?int upgrade_stars:flags.3?long resell_min_stars:flags.4?long title:flags.5?string released_by:flags.6?Peer per_user_total:flags.8?int per_user_remains:flags.8?int locked_until_date:flags.9?int auction_slug:flags.11?string gifts_per_round:flags.11?int auction_start_date:flags.11?int upgrade_variants:flags.12?int background:flags.13?StarGiftBackground = StarGift;`
         ///
         /// <https://core.telegram.org/constructor/starGift>
-        public final class Cons_starGift: Sendable, TLConstructorPayload {
+        public final class Cons_starGift: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -3665,14 +3539,12 @@ extension Api {
                 self.upgradeVariants = upgradeVariants
                 self.background = background
             }
-
-            public var tlBoxed: StarGift { .starGift(self) }
         }
 
         /// `starGiftUnique#85f0a9cd flags:# require_premium:flags.6?true resale_ton_only:flags.7?true theme_available:flags.9?true burned:flags.14?true crafted:flags.15?true id:long gift_id:long title:string slug:string num:int owner_id:flags.0?Peer owner_name:flags.1?string owner_address:flags.2?string attributes:Vector<StarGiftAttribute> availability_issued:int availability_total:int gift_address:flags.3?string resell_amount:flags.4?Vector<StarsAmount> released_by:flags.5?Peer value_amount:flags.8?long value_currency:flags.8?string value_usd_amount:flags.8?long theme_peer:flags.10?Peer peer_color:flags.11?PeerColor host_id:flags.12?Peer offer_min_stars:flags.13?int craft_chance_permille:flags.16?int = StarGift;`
         ///
         /// <https://core.telegram.org/constructor/starGiftUnique>
-        public final class Cons_starGiftUnique: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftUnique: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -3772,8 +3644,6 @@ extension Api {
                 self.offerMinStars = offerMinStars
                 self.craftChancePermille = craftChancePermille
             }
-
-            public var tlBoxed: StarGift { .starGiftUnique(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

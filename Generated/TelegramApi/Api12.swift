@@ -28,7 +28,7 @@ extension Api {
         /// `messageEmpty#90a6ca84 flags:# id:int peer_id:flags.0?Peer = Message;`
         ///
         /// <https://core.telegram.org/constructor/messageEmpty>
-        public final class Cons_messageEmpty: Sendable, TLConstructorPayload {
+        public final class Cons_messageEmpty: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -47,14 +47,12 @@ extension Api {
                 self.id = id
                 self.peerId = peerId
             }
-
-            public var tlBoxed: Message { .messageEmpty(self) }
         }
 
         /// `message#7600b9d3 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true post:flags.14?true from_scheduled:flags.18?true legacy:flags.19?true edit_hide:flags.21?true pinned:flags.24?true noforwards:flags.26?true invert_media:flags.27?true flags2:# offline:flags2.1?true video_processing_pending:flags2.4?true paid_suggested_post_stars:flags2.8?true paid_suggested_post_ton:flags2.9?true id:int from_id:flags.8?Peer from_boosts_applied:flags.29?int from_rank:flags2.12?string peer_id:Peer saved_peer_id:flags.28?Peer fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long via_business_bot_id:flags2.0?long guestchat_via_from:flags2.19?Peer reply_to:flags.3?MessageReplyHeader date:int message:string media:flags.9?MessageMedia reply_markup:flags.6?ReplyMarkup entities:flags.7?Vector<MessageEntity> views:flags.10?int forwards:flags.10?int replies:flags.23?MessageReplies edit_date:flags.15?int post_author:flags.16?string grouped_id:flags.17?long reactions:flags.20?MessageReactions restriction_reason:flags.22?Vector<RestrictionReason> ttl_period:flags.25?int quick_reply_shortcut_id:flags.30?int effect:flags2.2?long factcheck:flags2.3?FactCheck report_delivery_until_date:flags2.5?int paid_message_stars:flags2.6?long suggested_post:flags2.7?SuggestedPost schedule_repeat_period:flags2.10?int summary_from_language:flags2.11?string rich_message:flags2.13?RichMessage = Message;`
         ///
         /// <https://core.telegram.org/constructor/message>
-        public final class Cons_message: Sendable, TLConstructorPayload {
+        public final class Cons_message: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             /// The `flags2` word: which optional fields and flags are set.
@@ -232,14 +230,12 @@ extension Api {
                 self.summaryFromLanguage = summaryFromLanguage
                 self.richMessage = richMessage
             }
-
-            public var tlBoxed: Message { .message(self) }
         }
 
         /// `messageService#7a800e0a flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true reactions_are_possible:flags.9?true silent:flags.13?true post:flags.14?true legacy:flags.19?true id:int from_id:flags.8?Peer peer_id:Peer saved_peer_id:flags.28?Peer reply_to:flags.3?MessageReplyHeader date:int action:MessageAction reactions:flags.20?MessageReactions ttl_period:flags.25?int = Message;`
         ///
         /// <https://core.telegram.org/constructor/messageService>
-        public final class Cons_messageService: Sendable, TLConstructorPayload {
+        public final class Cons_messageService: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -297,8 +293,6 @@ extension Api {
                 self.reactions = reactions
                 self.ttlPeriod = ttlPeriod
             }
-
-            public var tlBoxed: Message { .messageService(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1505,7 +1499,7 @@ extension Api {
         /// `updateNewMessage#1f2b0afd message:Message pts:int pts_count:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateNewMessage>
-        public final class Cons_updateNewMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateNewMessage: Sendable {
             public let message: Api.Message
             public let pts: Int32
             public let ptsCount: Int32
@@ -1515,14 +1509,12 @@ extension Api {
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
-
-            public var tlBoxed: Update { .updateNewMessage(self) }
         }
 
         /// `updateMessageID#4e90bfd6 id:int random_id:long = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateMessageID>
-        public final class Cons_updateMessageID: Sendable, TLConstructorPayload {
+        public final class Cons_updateMessageID: Sendable {
             public let id: Int32
             public let randomId: Int64
 
@@ -1530,14 +1522,12 @@ extension Api {
                 self.id = id
                 self.randomId = randomId
             }
-
-            public var tlBoxed: Update { .updateMessageID(self) }
         }
 
         /// `updateDeleteMessages#a20db0e5 messages:Vector<int> pts:int pts_count:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateDeleteMessages>
-        public final class Cons_updateDeleteMessages: Sendable, TLConstructorPayload {
+        public final class Cons_updateDeleteMessages: Sendable {
             public let messages: [Int32]
             public let pts: Int32
             public let ptsCount: Int32
@@ -1547,14 +1537,12 @@ extension Api {
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
-
-            public var tlBoxed: Update { .updateDeleteMessages(self) }
         }
 
         /// `updateUserTyping#2a17bf5c flags:# user_id:long top_msg_id:flags.0?int action:SendMessageAction = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateUserTyping>
-        public final class Cons_updateUserTyping: Sendable, TLConstructorPayload {
+        public final class Cons_updateUserTyping: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -1576,14 +1564,12 @@ extension Api {
                 self.topMsgId = topMsgId
                 self.action = action
             }
-
-            public var tlBoxed: Update { .updateUserTyping(self) }
         }
 
         /// `updateChatUserTyping#83487af0 chat_id:long from_id:Peer action:SendMessageAction = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChatUserTyping>
-        public final class Cons_updateChatUserTyping: Sendable, TLConstructorPayload {
+        public final class Cons_updateChatUserTyping: Sendable {
             public let chatId: Int64
             public let fromId: Api.Peer
             public let action: Api.SendMessageAction
@@ -1593,27 +1579,23 @@ extension Api {
                 self.fromId = fromId
                 self.action = action
             }
-
-            public var tlBoxed: Update { .updateChatUserTyping(self) }
         }
 
         /// `updateChatParticipants#07761198 participants:ChatParticipants = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChatParticipants>
-        public final class Cons_updateChatParticipants: Sendable, TLConstructorPayload {
+        public final class Cons_updateChatParticipants: Sendable {
             public let participants: Api.ChatParticipants
 
             public init(participants: Api.ChatParticipants) {
                 self.participants = participants
             }
-
-            public var tlBoxed: Update { .updateChatParticipants(self) }
         }
 
         /// `updateUserStatus#e5bdf8de user_id:long status:UserStatus = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateUserStatus>
-        public final class Cons_updateUserStatus: Sendable, TLConstructorPayload {
+        public final class Cons_updateUserStatus: Sendable {
             public let userId: Int64
             public let status: Api.UserStatus
 
@@ -1621,14 +1603,12 @@ extension Api {
                 self.userId = userId
                 self.status = status
             }
-
-            public var tlBoxed: Update { .updateUserStatus(self) }
         }
 
         /// `updateUserName#a7848924 user_id:long first_name:string last_name:string usernames:Vector<Username> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateUserName>
-        public final class Cons_updateUserName: Sendable, TLConstructorPayload {
+        public final class Cons_updateUserName: Sendable {
             public let userId: Int64
             public let firstName: String
             public let lastName: String
@@ -1640,14 +1620,12 @@ extension Api {
                 self.lastName = lastName
                 self.usernames = usernames
             }
-
-            public var tlBoxed: Update { .updateUserName(self) }
         }
 
         /// `updateNewAuthorization#8951abef flags:# unconfirmed:flags.0?true hash:long date:flags.0?int device:flags.0?string location:flags.0?string = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateNewAuthorization>
-        public final class Cons_updateNewAuthorization: Sendable, TLConstructorPayload {
+        public final class Cons_updateNewAuthorization: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let hash: Int64
@@ -1674,14 +1652,12 @@ extension Api {
                 self.device = device
                 self.location = location
             }
-
-            public var tlBoxed: Update { .updateNewAuthorization(self) }
         }
 
         /// `updateNewEncryptedMessage#12bcbd9a message:EncryptedMessage qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateNewEncryptedMessage>
-        public final class Cons_updateNewEncryptedMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateNewEncryptedMessage: Sendable {
             public let message: Api.EncryptedMessage
             public let qts: Int32
 
@@ -1689,27 +1665,23 @@ extension Api {
                 self.message = message
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateNewEncryptedMessage(self) }
         }
 
         /// `updateEncryptedChatTyping#1710f156 chat_id:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateEncryptedChatTyping>
-        public struct Cons_updateEncryptedChatTyping: Sendable, TLConstructorPayload {
+        public struct Cons_updateEncryptedChatTyping: Sendable {
             public let chatId: Int32
 
             public init(chatId: Int32) {
                 self.chatId = chatId
             }
-
-            public var tlBoxed: Update { .updateEncryptedChatTyping(self) }
         }
 
         /// `updateEncryption#b4a2e88d chat:EncryptedChat date:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateEncryption>
-        public final class Cons_updateEncryption: Sendable, TLConstructorPayload {
+        public final class Cons_updateEncryption: Sendable {
             public let chat: Api.EncryptedChat
             public let date: Int32
 
@@ -1717,14 +1689,12 @@ extension Api {
                 self.chat = chat
                 self.date = date
             }
-
-            public var tlBoxed: Update { .updateEncryption(self) }
         }
 
         /// `updateEncryptedMessagesRead#38fe25b7 chat_id:int max_date:int date:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateEncryptedMessagesRead>
-        public final class Cons_updateEncryptedMessagesRead: Sendable, TLConstructorPayload {
+        public final class Cons_updateEncryptedMessagesRead: Sendable {
             public let chatId: Int32
             public let maxDate: Int32
             public let date: Int32
@@ -1734,14 +1704,12 @@ extension Api {
                 self.maxDate = maxDate
                 self.date = date
             }
-
-            public var tlBoxed: Update { .updateEncryptedMessagesRead(self) }
         }
 
         /// `updateChatParticipantAdd#3dda5451 chat_id:long user_id:long inviter_id:long date:int version:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChatParticipantAdd>
-        public final class Cons_updateChatParticipantAdd: Sendable, TLConstructorPayload {
+        public final class Cons_updateChatParticipantAdd: Sendable {
             public let chatId: Int64
             public let userId: Int64
             public let inviterId: Int64
@@ -1755,14 +1723,12 @@ extension Api {
                 self.date = date
                 self.version = version
             }
-
-            public var tlBoxed: Update { .updateChatParticipantAdd(self) }
         }
 
         /// `updateChatParticipantDelete#e32f3d77 chat_id:long user_id:long version:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChatParticipantDelete>
-        public final class Cons_updateChatParticipantDelete: Sendable, TLConstructorPayload {
+        public final class Cons_updateChatParticipantDelete: Sendable {
             public let chatId: Int64
             public let userId: Int64
             public let version: Int32
@@ -1772,27 +1738,23 @@ extension Api {
                 self.userId = userId
                 self.version = version
             }
-
-            public var tlBoxed: Update { .updateChatParticipantDelete(self) }
         }
 
         /// `updateDcOptions#8e5e9873 dc_options:Vector<DcOption> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateDcOptions>
-        public final class Cons_updateDcOptions: Sendable, TLConstructorPayload {
+        public final class Cons_updateDcOptions: Sendable {
             public let dcOptions: [Api.DcOption]
 
             public init(dcOptions: [Api.DcOption]) {
                 self.dcOptions = dcOptions
             }
-
-            public var tlBoxed: Update { .updateDcOptions(self) }
         }
 
         /// `updateNotifySettings#bec268ef peer:NotifyPeer notify_settings:PeerNotifySettings = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateNotifySettings>
-        public final class Cons_updateNotifySettings: Sendable, TLConstructorPayload {
+        public final class Cons_updateNotifySettings: Sendable {
             public let peer: Api.NotifyPeer
             public let notifySettings: Api.PeerNotifySettings
 
@@ -1800,14 +1762,12 @@ extension Api {
                 self.peer = peer
                 self.notifySettings = notifySettings
             }
-
-            public var tlBoxed: Update { .updateNotifySettings(self) }
         }
 
         /// `updateServiceNotification#ebe46819 flags:# popup:flags.0?true invert_media:flags.2?true inbox_date:flags.1?int type:string message:string media:MessageMedia entities:Vector<MessageEntity> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateServiceNotification>
-        public final class Cons_updateServiceNotification: Sendable, TLConstructorPayload {
+        public final class Cons_updateServiceNotification: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let inboxDate: Int32?
@@ -1839,14 +1799,12 @@ extension Api {
                 self.media = media
                 self.entities = entities
             }
-
-            public var tlBoxed: Update { .updateServiceNotification(self) }
         }
 
         /// `updatePrivacy#ee3b272a key:PrivacyKey rules:Vector<PrivacyRule> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePrivacy>
-        public final class Cons_updatePrivacy: Sendable, TLConstructorPayload {
+        public final class Cons_updatePrivacy: Sendable {
             public let key: Api.PrivacyKey
             public let rules: [Api.PrivacyRule]
 
@@ -1854,14 +1812,12 @@ extension Api {
                 self.key = key
                 self.rules = rules
             }
-
-            public var tlBoxed: Update { .updatePrivacy(self) }
         }
 
         /// `updateUserPhone#05492a13 user_id:long phone:string = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateUserPhone>
-        public final class Cons_updateUserPhone: Sendable, TLConstructorPayload {
+        public final class Cons_updateUserPhone: Sendable {
             public let userId: Int64
             public let phone: String
 
@@ -1869,14 +1825,12 @@ extension Api {
                 self.userId = userId
                 self.phone = phone
             }
-
-            public var tlBoxed: Update { .updateUserPhone(self) }
         }
 
         /// `updateReadHistoryInbox#9e84bc99 flags:# folder_id:flags.0?int peer:Peer top_msg_id:flags.1?int max_id:int still_unread_count:int pts:int pts_count:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateReadHistoryInbox>
-        public final class Cons_updateReadHistoryInbox: Sendable, TLConstructorPayload {
+        public final class Cons_updateReadHistoryInbox: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let folderId: Int32?
@@ -1911,14 +1865,12 @@ extension Api {
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
-
-            public var tlBoxed: Update { .updateReadHistoryInbox(self) }
         }
 
         /// `updateReadHistoryOutbox#2f2f21bf peer:Peer max_id:int pts:int pts_count:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateReadHistoryOutbox>
-        public final class Cons_updateReadHistoryOutbox: Sendable, TLConstructorPayload {
+        public final class Cons_updateReadHistoryOutbox: Sendable {
             public let peer: Api.Peer
             public let maxId: Int32
             public let pts: Int32
@@ -1930,14 +1882,12 @@ extension Api {
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
-
-            public var tlBoxed: Update { .updateReadHistoryOutbox(self) }
         }
 
         /// `updateWebPage#7f891213 webpage:WebPage pts:int pts_count:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateWebPage>
-        public final class Cons_updateWebPage: Sendable, TLConstructorPayload {
+        public final class Cons_updateWebPage: Sendable {
             public let webpage: Api.WebPage
             public let pts: Int32
             public let ptsCount: Int32
@@ -1947,14 +1897,12 @@ extension Api {
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
-
-            public var tlBoxed: Update { .updateWebPage(self) }
         }
 
         /// `updateReadMessagesContents#f8227181 flags:# messages:Vector<int> pts:int pts_count:int date:flags.0?int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateReadMessagesContents>
-        public final class Cons_updateReadMessagesContents: Sendable, TLConstructorPayload {
+        public final class Cons_updateReadMessagesContents: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let messages: [Int32]
@@ -1979,14 +1927,12 @@ extension Api {
                 self.ptsCount = ptsCount
                 self.date = date
             }
-
-            public var tlBoxed: Update { .updateReadMessagesContents(self) }
         }
 
         /// `updateChannelTooLong#108d941f flags:# channel_id:long pts:flags.0?int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChannelTooLong>
-        public final class Cons_updateChannelTooLong: Sendable, TLConstructorPayload {
+        public final class Cons_updateChannelTooLong: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let channelId: Int64
@@ -2005,27 +1951,23 @@ extension Api {
                 self.channelId = channelId
                 self.pts = pts
             }
-
-            public var tlBoxed: Update { .updateChannelTooLong(self) }
         }
 
         /// `updateChannel#635b4c09 channel_id:long = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChannel>
-        public struct Cons_updateChannel: Sendable, TLConstructorPayload {
+        public struct Cons_updateChannel: Sendable {
             public let channelId: Int64
 
             public init(channelId: Int64) {
                 self.channelId = channelId
             }
-
-            public var tlBoxed: Update { .updateChannel(self) }
         }
 
         /// `updateNewChannelMessage#62ba04d9 message:Message pts:int pts_count:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateNewChannelMessage>
-        public final class Cons_updateNewChannelMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateNewChannelMessage: Sendable {
             public let message: Api.Message
             public let pts: Int32
             public let ptsCount: Int32
@@ -2035,14 +1977,12 @@ extension Api {
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
-
-            public var tlBoxed: Update { .updateNewChannelMessage(self) }
         }
 
         /// `updateReadChannelInbox#922e6e10 flags:# folder_id:flags.0?int channel_id:long max_id:int still_unread_count:int pts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateReadChannelInbox>
-        public final class Cons_updateReadChannelInbox: Sendable, TLConstructorPayload {
+        public final class Cons_updateReadChannelInbox: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let folderId: Int32?
@@ -2070,14 +2010,12 @@ extension Api {
                 self.stillUnreadCount = stillUnreadCount
                 self.pts = pts
             }
-
-            public var tlBoxed: Update { .updateReadChannelInbox(self) }
         }
 
         /// `updateDeleteChannelMessages#c32d5b12 channel_id:long messages:Vector<int> pts:int pts_count:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateDeleteChannelMessages>
-        public final class Cons_updateDeleteChannelMessages: Sendable, TLConstructorPayload {
+        public final class Cons_updateDeleteChannelMessages: Sendable {
             public let channelId: Int64
             public let messages: [Int32]
             public let pts: Int32
@@ -2089,14 +2027,12 @@ extension Api {
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
-
-            public var tlBoxed: Update { .updateDeleteChannelMessages(self) }
         }
 
         /// `updateChannelMessageViews#f226ac08 channel_id:long id:int views:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChannelMessageViews>
-        public final class Cons_updateChannelMessageViews: Sendable, TLConstructorPayload {
+        public final class Cons_updateChannelMessageViews: Sendable {
             public let channelId: Int64
             public let id: Int32
             public let views: Int32
@@ -2106,14 +2042,12 @@ extension Api {
                 self.id = id
                 self.views = views
             }
-
-            public var tlBoxed: Update { .updateChannelMessageViews(self) }
         }
 
         /// `updateChatParticipantAdmin#d7ca61a2 chat_id:long user_id:long is_admin:Bool version:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChatParticipantAdmin>
-        public final class Cons_updateChatParticipantAdmin: Sendable, TLConstructorPayload {
+        public final class Cons_updateChatParticipantAdmin: Sendable {
             public let chatId: Int64
             public let userId: Int64
             public let isAdmin: Bool
@@ -2125,27 +2059,23 @@ extension Api {
                 self.isAdmin = isAdmin
                 self.version = version
             }
-
-            public var tlBoxed: Update { .updateChatParticipantAdmin(self) }
         }
 
         /// `updateNewStickerSet#688a30aa stickerset:messages.StickerSet = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateNewStickerSet>
-        public final class Cons_updateNewStickerSet: Sendable, TLConstructorPayload {
+        public final class Cons_updateNewStickerSet: Sendable {
             public let stickerset: Api.messages.StickerSet
 
             public init(stickerset: Api.messages.StickerSet) {
                 self.stickerset = stickerset
             }
-
-            public var tlBoxed: Update { .updateNewStickerSet(self) }
         }
 
         /// `updateStickerSetsOrder#0bb2d201 flags:# masks:flags.0?true emojis:flags.1?true order:Vector<long> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateStickerSetsOrder>
-        public final class Cons_updateStickerSetsOrder: Sendable, TLConstructorPayload {
+        public final class Cons_updateStickerSetsOrder: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let order: [Int64]
@@ -2164,14 +2094,12 @@ extension Api {
                 self.flags = _flags
                 self.order = order
             }
-
-            public var tlBoxed: Update { .updateStickerSetsOrder(self) }
         }
 
         /// `updateStickerSets#31c24808 flags:# masks:flags.0?true emojis:flags.1?true = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateStickerSets>
-        public struct Cons_updateStickerSets: Sendable, TLConstructorPayload {
+        public struct Cons_updateStickerSets: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var masks: Bool { tlFlagIsSet(flags, 0x1) }
@@ -2187,14 +2115,12 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: Update { .updateStickerSets(self) }
         }
 
         /// `updateBotInlineQuery#496f379c flags:# query_id:long user_id:long query:string geo:flags.0?GeoPoint peer_type:flags.1?InlineQueryPeerType offset:string = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotInlineQuery>
-        public final class Cons_updateBotInlineQuery: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotInlineQuery: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let queryId: Int64
@@ -2226,14 +2152,12 @@ extension Api {
                 self.peerType = peerType
                 self.offset = offset
             }
-
-            public var tlBoxed: Update { .updateBotInlineQuery(self) }
         }
 
         /// `updateBotInlineSend#12f12a07 flags:# user_id:long query:string geo:flags.0?GeoPoint id:string msg_id:flags.1?InputBotInlineMessageID = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotInlineSend>
-        public final class Cons_updateBotInlineSend: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotInlineSend: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -2262,14 +2186,12 @@ extension Api {
                 self.id = id
                 self.msgId = msgId
             }
-
-            public var tlBoxed: Update { .updateBotInlineSend(self) }
         }
 
         /// `updateEditChannelMessage#1b3f4df7 message:Message pts:int pts_count:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateEditChannelMessage>
-        public final class Cons_updateEditChannelMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateEditChannelMessage: Sendable {
             public let message: Api.Message
             public let pts: Int32
             public let ptsCount: Int32
@@ -2279,14 +2201,12 @@ extension Api {
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
-
-            public var tlBoxed: Update { .updateEditChannelMessage(self) }
         }
 
         /// `updateBotCallbackQuery#b9cfc48d flags:# query_id:long user_id:long peer:Peer msg_id:int chat_instance:long data:flags.0?bytes game_short_name:flags.1?string = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotCallbackQuery>
-        public final class Cons_updateBotCallbackQuery: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotCallbackQuery: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let queryId: Int64
@@ -2321,14 +2241,12 @@ extension Api {
                 self.data = data
                 self.gameShortName = gameShortName
             }
-
-            public var tlBoxed: Update { .updateBotCallbackQuery(self) }
         }
 
         /// `updateEditMessage#e40370a3 message:Message pts:int pts_count:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateEditMessage>
-        public final class Cons_updateEditMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateEditMessage: Sendable {
             public let message: Api.Message
             public let pts: Int32
             public let ptsCount: Int32
@@ -2338,14 +2256,12 @@ extension Api {
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
-
-            public var tlBoxed: Update { .updateEditMessage(self) }
         }
 
         /// `updateInlineBotCallbackQuery#691e9052 flags:# query_id:long user_id:long msg_id:InputBotInlineMessageID chat_instance:long data:flags.0?bytes game_short_name:flags.1?string = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateInlineBotCallbackQuery>
-        public final class Cons_updateInlineBotCallbackQuery: Sendable, TLConstructorPayload {
+        public final class Cons_updateInlineBotCallbackQuery: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let queryId: Int64
@@ -2377,14 +2293,12 @@ extension Api {
                 self.data = data
                 self.gameShortName = gameShortName
             }
-
-            public var tlBoxed: Update { .updateInlineBotCallbackQuery(self) }
         }
 
         /// `updateReadChannelOutbox#b75f99a9 channel_id:long max_id:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateReadChannelOutbox>
-        public final class Cons_updateReadChannelOutbox: Sendable, TLConstructorPayload {
+        public final class Cons_updateReadChannelOutbox: Sendable {
             public let channelId: Int64
             public let maxId: Int32
 
@@ -2392,14 +2306,12 @@ extension Api {
                 self.channelId = channelId
                 self.maxId = maxId
             }
-
-            public var tlBoxed: Update { .updateReadChannelOutbox(self) }
         }
 
         /// `updateDraftMessage#edfc111e flags:# peer:Peer top_msg_id:flags.0?int saved_peer_id:flags.1?Peer draft:DraftMessage = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateDraftMessage>
-        public final class Cons_updateDraftMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateDraftMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -2425,14 +2337,12 @@ extension Api {
                 self.savedPeerId = savedPeerId
                 self.draft = draft
             }
-
-            public var tlBoxed: Update { .updateDraftMessage(self) }
         }
 
         /// `updateChannelWebPage#2f2ba99f channel_id:long webpage:WebPage pts:int pts_count:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChannelWebPage>
-        public final class Cons_updateChannelWebPage: Sendable, TLConstructorPayload {
+        public final class Cons_updateChannelWebPage: Sendable {
             public let channelId: Int64
             public let webpage: Api.WebPage
             public let pts: Int32
@@ -2444,14 +2354,12 @@ extension Api {
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
-
-            public var tlBoxed: Update { .updateChannelWebPage(self) }
         }
 
         /// `updateDialogPinned#6e6fe51c flags:# pinned:flags.0?true folder_id:flags.1?int peer:DialogPeer = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateDialogPinned>
-        public final class Cons_updateDialogPinned: Sendable, TLConstructorPayload {
+        public final class Cons_updateDialogPinned: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let folderId: Int32?
@@ -2472,14 +2380,12 @@ extension Api {
                 self.folderId = folderId
                 self.peer = peer
             }
-
-            public var tlBoxed: Update { .updateDialogPinned(self) }
         }
 
         /// `updatePinnedDialogs#fa0f3ca2 flags:# folder_id:flags.1?int order:flags.0?Vector<DialogPeer> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePinnedDialogs>
-        public final class Cons_updatePinnedDialogs: Sendable, TLConstructorPayload {
+        public final class Cons_updatePinnedDialogs: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let folderId: Int32?
@@ -2499,27 +2405,23 @@ extension Api {
                 self.folderId = folderId
                 self.order = order
             }
-
-            public var tlBoxed: Update { .updatePinnedDialogs(self) }
         }
 
         /// `updateBotWebhookJSON#8317c0c3 data:DataJSON = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotWebhookJSON>
-        public final class Cons_updateBotWebhookJSON: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotWebhookJSON: Sendable {
             public let data: Api.DataJSON
 
             public init(data: Api.DataJSON) {
                 self.data = data
             }
-
-            public var tlBoxed: Update { .updateBotWebhookJSON(self) }
         }
 
         /// `updateBotWebhookJSONQuery#9b9240a6 query_id:long data:DataJSON timeout:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotWebhookJSONQuery>
-        public final class Cons_updateBotWebhookJSONQuery: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotWebhookJSONQuery: Sendable {
             public let queryId: Int64
             public let data: Api.DataJSON
             public let timeout: Int32
@@ -2529,14 +2431,12 @@ extension Api {
                 self.data = data
                 self.timeout = timeout
             }
-
-            public var tlBoxed: Update { .updateBotWebhookJSONQuery(self) }
         }
 
         /// `updateBotShippingQuery#b5aefd7d query_id:long user_id:long payload:bytes shipping_address:PostAddress = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotShippingQuery>
-        public final class Cons_updateBotShippingQuery: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotShippingQuery: Sendable {
             public let queryId: Int64
             public let userId: Int64
             public let payload: [UInt8]
@@ -2548,14 +2448,12 @@ extension Api {
                 self.payload = payload
                 self.shippingAddress = shippingAddress
             }
-
-            public var tlBoxed: Update { .updateBotShippingQuery(self) }
         }
 
         /// `updateBotPrecheckoutQuery#8caa9a96 flags:# query_id:long user_id:long payload:bytes info:flags.0?PaymentRequestedInfo shipping_option_id:flags.1?string currency:string total_amount:long = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotPrecheckoutQuery>
-        public final class Cons_updateBotPrecheckoutQuery: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotPrecheckoutQuery: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let queryId: Int64
@@ -2590,53 +2488,45 @@ extension Api {
                 self.currency = currency
                 self.totalAmount = totalAmount
             }
-
-            public var tlBoxed: Update { .updateBotPrecheckoutQuery(self) }
         }
 
         /// `updatePhoneCall#ab0f6b1e phone_call:PhoneCall = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePhoneCall>
-        public final class Cons_updatePhoneCall: Sendable, TLConstructorPayload {
+        public final class Cons_updatePhoneCall: Sendable {
             public let phoneCall: Api.PhoneCall
 
             public init(phoneCall: Api.PhoneCall) {
                 self.phoneCall = phoneCall
             }
-
-            public var tlBoxed: Update { .updatePhoneCall(self) }
         }
 
         /// `updateLangPackTooLong#46560264 lang_code:string = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateLangPackTooLong>
-        public final class Cons_updateLangPackTooLong: Sendable, TLConstructorPayload {
+        public final class Cons_updateLangPackTooLong: Sendable {
             public let langCode: String
 
             public init(langCode: String) {
                 self.langCode = langCode
             }
-
-            public var tlBoxed: Update { .updateLangPackTooLong(self) }
         }
 
         /// `updateLangPack#56022f4d difference:LangPackDifference = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateLangPack>
-        public final class Cons_updateLangPack: Sendable, TLConstructorPayload {
+        public final class Cons_updateLangPack: Sendable {
             public let difference: Api.LangPackDifference
 
             public init(difference: Api.LangPackDifference) {
                 self.difference = difference
             }
-
-            public var tlBoxed: Update { .updateLangPack(self) }
         }
 
         /// `updateChannelReadMessagesContents#25f324f7 flags:# channel_id:long top_msg_id:flags.0?int saved_peer_id:flags.1?Peer messages:Vector<int> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChannelReadMessagesContents>
-        public final class Cons_updateChannelReadMessagesContents: Sendable, TLConstructorPayload {
+        public final class Cons_updateChannelReadMessagesContents: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let channelId: Int64
@@ -2662,14 +2552,12 @@ extension Api {
                 self.savedPeerId = savedPeerId
                 self.messages = messages
             }
-
-            public var tlBoxed: Update { .updateChannelReadMessagesContents(self) }
         }
 
         /// `updateChannelAvailableMessages#b23fc698 channel_id:long available_min_id:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChannelAvailableMessages>
-        public final class Cons_updateChannelAvailableMessages: Sendable, TLConstructorPayload {
+        public final class Cons_updateChannelAvailableMessages: Sendable {
             public let channelId: Int64
             public let availableMinId: Int32
 
@@ -2677,14 +2565,12 @@ extension Api {
                 self.channelId = channelId
                 self.availableMinId = availableMinId
             }
-
-            public var tlBoxed: Update { .updateChannelAvailableMessages(self) }
         }
 
         /// `updateDialogUnreadMark#b658f23e flags:# unread:flags.0?true peer:DialogPeer saved_peer_id:flags.1?Peer = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateDialogUnreadMark>
-        public final class Cons_updateDialogUnreadMark: Sendable, TLConstructorPayload {
+        public final class Cons_updateDialogUnreadMark: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.DialogPeer
@@ -2705,14 +2591,12 @@ extension Api {
                 self.peer = peer
                 self.savedPeerId = savedPeerId
             }
-
-            public var tlBoxed: Update { .updateDialogUnreadMark(self) }
         }
 
         /// `updateMessagePoll#d64c522b flags:# peer:flags.1?Peer msg_id:flags.1?int top_msg_id:flags.2?int poll_id:long poll:flags.0?Poll results:PollResults = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateMessagePoll>
-        public final class Cons_updateMessagePoll: Sendable, TLConstructorPayload {
+        public final class Cons_updateMessagePoll: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer?
@@ -2745,14 +2629,12 @@ extension Api {
                 self.poll = poll
                 self.results = results
             }
-
-            public var tlBoxed: Update { .updateMessagePoll(self) }
         }
 
         /// `updateChatDefaultBannedRights#54c01850 peer:Peer default_banned_rights:ChatBannedRights version:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChatDefaultBannedRights>
-        public final class Cons_updateChatDefaultBannedRights: Sendable, TLConstructorPayload {
+        public final class Cons_updateChatDefaultBannedRights: Sendable {
             public let peer: Api.Peer
             public let defaultBannedRights: Api.ChatBannedRights
             public let version: Int32
@@ -2762,14 +2644,12 @@ extension Api {
                 self.defaultBannedRights = defaultBannedRights
                 self.version = version
             }
-
-            public var tlBoxed: Update { .updateChatDefaultBannedRights(self) }
         }
 
         /// `updateFolderPeers#19360dc0 folder_peers:Vector<FolderPeer> pts:int pts_count:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateFolderPeers>
-        public final class Cons_updateFolderPeers: Sendable, TLConstructorPayload {
+        public final class Cons_updateFolderPeers: Sendable {
             public let folderPeers: [Api.FolderPeer]
             public let pts: Int32
             public let ptsCount: Int32
@@ -2779,14 +2659,12 @@ extension Api {
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
-
-            public var tlBoxed: Update { .updateFolderPeers(self) }
         }
 
         /// `updatePeerSettings#6a7e7366 peer:Peer settings:PeerSettings = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePeerSettings>
-        public final class Cons_updatePeerSettings: Sendable, TLConstructorPayload {
+        public final class Cons_updatePeerSettings: Sendable {
             public let peer: Api.Peer
             public let settings: Api.PeerSettings
 
@@ -2794,40 +2672,34 @@ extension Api {
                 self.peer = peer
                 self.settings = settings
             }
-
-            public var tlBoxed: Update { .updatePeerSettings(self) }
         }
 
         /// `updatePeerLocated#b4afcfb0 peers:Vector<PeerLocated> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePeerLocated>
-        public final class Cons_updatePeerLocated: Sendable, TLConstructorPayload {
+        public final class Cons_updatePeerLocated: Sendable {
             public let peers: [Api.PeerLocated]
 
             public init(peers: [Api.PeerLocated]) {
                 self.peers = peers
             }
-
-            public var tlBoxed: Update { .updatePeerLocated(self) }
         }
 
         /// `updateNewScheduledMessage#39a51dfb message:Message = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateNewScheduledMessage>
-        public final class Cons_updateNewScheduledMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateNewScheduledMessage: Sendable {
             public let message: Api.Message
 
             public init(message: Api.Message) {
                 self.message = message
             }
-
-            public var tlBoxed: Update { .updateNewScheduledMessage(self) }
         }
 
         /// `updateDeleteScheduledMessages#f2a71983 flags:# peer:Peer messages:Vector<int> sent_messages:flags.0?Vector<int> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateDeleteScheduledMessages>
-        public final class Cons_updateDeleteScheduledMessages: Sendable, TLConstructorPayload {
+        public final class Cons_updateDeleteScheduledMessages: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -2849,27 +2721,23 @@ extension Api {
                 self.messages = messages
                 self.sentMessages = sentMessages
             }
-
-            public var tlBoxed: Update { .updateDeleteScheduledMessages(self) }
         }
 
         /// `updateTheme#8216fba3 theme:Theme = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateTheme>
-        public final class Cons_updateTheme: Sendable, TLConstructorPayload {
+        public final class Cons_updateTheme: Sendable {
             public let theme: Api.Theme
 
             public init(theme: Api.Theme) {
                 self.theme = theme
             }
-
-            public var tlBoxed: Update { .updateTheme(self) }
         }
 
         /// `updateGeoLiveViewed#871fb939 peer:Peer msg_id:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateGeoLiveViewed>
-        public final class Cons_updateGeoLiveViewed: Sendable, TLConstructorPayload {
+        public final class Cons_updateGeoLiveViewed: Sendable {
             public let peer: Api.Peer
             public let msgId: Int32
 
@@ -2877,14 +2745,12 @@ extension Api {
                 self.peer = peer
                 self.msgId = msgId
             }
-
-            public var tlBoxed: Update { .updateGeoLiveViewed(self) }
         }
 
         /// `updateMessagePollVote#7699f014 poll_id:long peer:Peer options:Vector<bytes> positions:Vector<int> qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateMessagePollVote>
-        public final class Cons_updateMessagePollVote: Sendable, TLConstructorPayload {
+        public final class Cons_updateMessagePollVote: Sendable {
             public let pollId: Int64
             public let peer: Api.Peer
             public let options: [[UInt8]]
@@ -2898,14 +2764,12 @@ extension Api {
                 self.positions = positions
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateMessagePollVote(self) }
         }
 
         /// `updateDialogFilter#26ffde7d flags:# id:int filter:flags.0?DialogFilter = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateDialogFilter>
-        public final class Cons_updateDialogFilter: Sendable, TLConstructorPayload {
+        public final class Cons_updateDialogFilter: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -2924,27 +2788,23 @@ extension Api {
                 self.id = id
                 self.filter = filter
             }
-
-            public var tlBoxed: Update { .updateDialogFilter(self) }
         }
 
         /// `updateDialogFilterOrder#a5d72105 order:Vector<int> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateDialogFilterOrder>
-        public final class Cons_updateDialogFilterOrder: Sendable, TLConstructorPayload {
+        public final class Cons_updateDialogFilterOrder: Sendable {
             public let order: [Int32]
 
             public init(order: [Int32]) {
                 self.order = order
             }
-
-            public var tlBoxed: Update { .updateDialogFilterOrder(self) }
         }
 
         /// `updatePhoneCallSignalingData#2661bf09 phone_call_id:long data:bytes = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePhoneCallSignalingData>
-        public final class Cons_updatePhoneCallSignalingData: Sendable, TLConstructorPayload {
+        public final class Cons_updatePhoneCallSignalingData: Sendable {
             public let phoneCallId: Int64
             public let data: [UInt8]
 
@@ -2952,14 +2812,12 @@ extension Api {
                 self.phoneCallId = phoneCallId
                 self.data = data
             }
-
-            public var tlBoxed: Update { .updatePhoneCallSignalingData(self) }
         }
 
         /// `updateChannelMessageForwards#d29a27f4 channel_id:long id:int forwards:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChannelMessageForwards>
-        public final class Cons_updateChannelMessageForwards: Sendable, TLConstructorPayload {
+        public final class Cons_updateChannelMessageForwards: Sendable {
             public let channelId: Int64
             public let id: Int32
             public let forwards: Int32
@@ -2969,14 +2827,12 @@ extension Api {
                 self.id = id
                 self.forwards = forwards
             }
-
-            public var tlBoxed: Update { .updateChannelMessageForwards(self) }
         }
 
         /// `updateReadChannelDiscussionInbox#d6b19546 flags:# channel_id:long top_msg_id:int read_max_id:int broadcast_id:flags.0?long broadcast_post:flags.0?int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateReadChannelDiscussionInbox>
-        public final class Cons_updateReadChannelDiscussionInbox: Sendable, TLConstructorPayload {
+        public final class Cons_updateReadChannelDiscussionInbox: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let channelId: Int64
@@ -3004,14 +2860,12 @@ extension Api {
                 self.broadcastId = broadcastId
                 self.broadcastPost = broadcastPost
             }
-
-            public var tlBoxed: Update { .updateReadChannelDiscussionInbox(self) }
         }
 
         /// `updateReadChannelDiscussionOutbox#695c9e7c channel_id:long top_msg_id:int read_max_id:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateReadChannelDiscussionOutbox>
-        public final class Cons_updateReadChannelDiscussionOutbox: Sendable, TLConstructorPayload {
+        public final class Cons_updateReadChannelDiscussionOutbox: Sendable {
             public let channelId: Int64
             public let topMsgId: Int32
             public let readMaxId: Int32
@@ -3021,14 +2875,12 @@ extension Api {
                 self.topMsgId = topMsgId
                 self.readMaxId = readMaxId
             }
-
-            public var tlBoxed: Update { .updateReadChannelDiscussionOutbox(self) }
         }
 
         /// `updatePeerBlocked#ebe07752 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true peer_id:Peer = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePeerBlocked>
-        public final class Cons_updatePeerBlocked: Sendable, TLConstructorPayload {
+        public final class Cons_updatePeerBlocked: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peerId: Api.Peer
@@ -3047,14 +2899,12 @@ extension Api {
                 self.flags = _flags
                 self.peerId = peerId
             }
-
-            public var tlBoxed: Update { .updatePeerBlocked(self) }
         }
 
         /// `updateChannelUserTyping#8c88c923 flags:# channel_id:long top_msg_id:flags.0?int from_id:Peer action:SendMessageAction = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChannelUserTyping>
-        public final class Cons_updateChannelUserTyping: Sendable, TLConstructorPayload {
+        public final class Cons_updateChannelUserTyping: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let channelId: Int64
@@ -3079,14 +2929,12 @@ extension Api {
                 self.fromId = fromId
                 self.action = action
             }
-
-            public var tlBoxed: Update { .updateChannelUserTyping(self) }
         }
 
         /// `updatePinnedMessages#ed85eab5 flags:# pinned:flags.0?true peer:Peer messages:Vector<int> pts:int pts_count:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePinnedMessages>
-        public final class Cons_updatePinnedMessages: Sendable, TLConstructorPayload {
+        public final class Cons_updatePinnedMessages: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -3112,14 +2960,12 @@ extension Api {
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
-
-            public var tlBoxed: Update { .updatePinnedMessages(self) }
         }
 
         /// `updatePinnedChannelMessages#5bb98608 flags:# pinned:flags.0?true channel_id:long messages:Vector<int> pts:int pts_count:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePinnedChannelMessages>
-        public final class Cons_updatePinnedChannelMessages: Sendable, TLConstructorPayload {
+        public final class Cons_updatePinnedChannelMessages: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let channelId: Int64
@@ -3145,27 +2991,23 @@ extension Api {
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
-
-            public var tlBoxed: Update { .updatePinnedChannelMessages(self) }
         }
 
         /// `updateChat#f89a6a4e chat_id:long = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChat>
-        public struct Cons_updateChat: Sendable, TLConstructorPayload {
+        public struct Cons_updateChat: Sendable {
             public let chatId: Int64
 
             public init(chatId: Int64) {
                 self.chatId = chatId
             }
-
-            public var tlBoxed: Update { .updateChat(self) }
         }
 
         /// `updateGroupCallParticipants#f2ebdb4e call:InputGroupCall participants:Vector<GroupCallParticipant> version:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateGroupCallParticipants>
-        public final class Cons_updateGroupCallParticipants: Sendable, TLConstructorPayload {
+        public final class Cons_updateGroupCallParticipants: Sendable {
             public let call: Api.InputGroupCall
             public let participants: [Api.GroupCallParticipant]
             public let version: Int32
@@ -3175,14 +3017,12 @@ extension Api {
                 self.participants = participants
                 self.version = version
             }
-
-            public var tlBoxed: Update { .updateGroupCallParticipants(self) }
         }
 
         /// `updateGroupCall#9d2216e0 flags:# live_story:flags.2?true peer:flags.1?Peer call:GroupCall = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateGroupCall>
-        public final class Cons_updateGroupCall: Sendable, TLConstructorPayload {
+        public final class Cons_updateGroupCall: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer?
@@ -3203,14 +3043,12 @@ extension Api {
                 self.peer = peer
                 self.call = call
             }
-
-            public var tlBoxed: Update { .updateGroupCall(self) }
         }
 
         /// `updatePeerHistoryTTL#bb9bb9a5 flags:# peer:Peer ttl_period:flags.0?int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePeerHistoryTTL>
-        public final class Cons_updatePeerHistoryTTL: Sendable, TLConstructorPayload {
+        public final class Cons_updatePeerHistoryTTL: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -3229,14 +3067,12 @@ extension Api {
                 self.peer = peer
                 self.ttlPeriod = ttlPeriod
             }
-
-            public var tlBoxed: Update { .updatePeerHistoryTTL(self) }
         }
 
         /// `updateChatParticipant#d087663a flags:# chat_id:long date:int actor_id:long user_id:long prev_participant:flags.0?ChatParticipant new_participant:flags.1?ChatParticipant invite:flags.2?ExportedChatInvite qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChatParticipant>
-        public final class Cons_updateChatParticipant: Sendable, TLConstructorPayload {
+        public final class Cons_updateChatParticipant: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let chatId: Int64
@@ -3275,14 +3111,12 @@ extension Api {
                 self.invite = invite
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateChatParticipant(self) }
         }
 
         /// `updateChannelParticipant#985d3abb flags:# via_chatlist:flags.3?true channel_id:long date:int actor_id:long user_id:long prev_participant:flags.0?ChannelParticipant new_participant:flags.1?ChannelParticipant invite:flags.2?ExportedChatInvite qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChannelParticipant>
-        public final class Cons_updateChannelParticipant: Sendable, TLConstructorPayload {
+        public final class Cons_updateChannelParticipant: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let channelId: Int64
@@ -3323,14 +3157,12 @@ extension Api {
                 self.invite = invite
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateChannelParticipant(self) }
         }
 
         /// `updateBotStopped#c4870a49 user_id:long date:int stopped:Bool qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotStopped>
-        public final class Cons_updateBotStopped: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotStopped: Sendable {
             public let userId: Int64
             public let date: Int32
             public let stopped: Bool
@@ -3342,14 +3174,12 @@ extension Api {
                 self.stopped = stopped
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateBotStopped(self) }
         }
 
         /// `updateGroupCallConnection#0b783982 flags:# presentation:flags.0?true params:DataJSON = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateGroupCallConnection>
-        public final class Cons_updateGroupCallConnection: Sendable, TLConstructorPayload {
+        public final class Cons_updateGroupCallConnection: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let params: Api.DataJSON
@@ -3366,14 +3196,12 @@ extension Api {
                 self.flags = _flags
                 self.params = params
             }
-
-            public var tlBoxed: Update { .updateGroupCallConnection(self) }
         }
 
         /// `updateBotCommands#4d712f2e peer:Peer bot_id:long commands:Vector<BotCommand> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotCommands>
-        public final class Cons_updateBotCommands: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotCommands: Sendable {
             public let peer: Api.Peer
             public let botId: Int64
             public let commands: [Api.BotCommand]
@@ -3383,14 +3211,12 @@ extension Api {
                 self.botId = botId
                 self.commands = commands
             }
-
-            public var tlBoxed: Update { .updateBotCommands(self) }
         }
 
         /// `updatePendingJoinRequests#7063c3db peer:Peer requests_pending:int recent_requesters:Vector<long> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePendingJoinRequests>
-        public final class Cons_updatePendingJoinRequests: Sendable, TLConstructorPayload {
+        public final class Cons_updatePendingJoinRequests: Sendable {
             public let peer: Api.Peer
             public let requestsPending: Int32
             public let recentRequesters: [Int64]
@@ -3400,14 +3226,12 @@ extension Api {
                 self.requestsPending = requestsPending
                 self.recentRequesters = recentRequesters
             }
-
-            public var tlBoxed: Update { .updatePendingJoinRequests(self) }
         }
 
         /// `updateBotChatInviteRequester#7cb34d79 flags:# peer:Peer date:int user_id:long about:string invite:ExportedChatInvite qts:int query_id:flags.0?long = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotChatInviteRequester>
-        public final class Cons_updateBotChatInviteRequester: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotChatInviteRequester: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -3441,14 +3265,12 @@ extension Api {
                 self.qts = qts
                 self.queryId = queryId
             }
-
-            public var tlBoxed: Update { .updateBotChatInviteRequester(self) }
         }
 
         /// `updateMessageReactions#1e297bfa flags:# peer:Peer msg_id:int top_msg_id:flags.0?int saved_peer_id:flags.1?Peer reactions:MessageReactions = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateMessageReactions>
-        public final class Cons_updateMessageReactions: Sendable, TLConstructorPayload {
+        public final class Cons_updateMessageReactions: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -3477,27 +3299,23 @@ extension Api {
                 self.savedPeerId = savedPeerId
                 self.reactions = reactions
             }
-
-            public var tlBoxed: Update { .updateMessageReactions(self) }
         }
 
         /// `updateWebViewResultSent#1592b79d query_id:long = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateWebViewResultSent>
-        public struct Cons_updateWebViewResultSent: Sendable, TLConstructorPayload {
+        public struct Cons_updateWebViewResultSent: Sendable {
             public let queryId: Int64
 
             public init(queryId: Int64) {
                 self.queryId = queryId
             }
-
-            public var tlBoxed: Update { .updateWebViewResultSent(self) }
         }
 
         /// `updateBotMenuButton#14b85813 bot_id:long button:BotMenuButton = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotMenuButton>
-        public final class Cons_updateBotMenuButton: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotMenuButton: Sendable {
             public let botId: Int64
             public let button: Api.BotMenuButton
 
@@ -3505,14 +3323,12 @@ extension Api {
                 self.botId = botId
                 self.button = button
             }
-
-            public var tlBoxed: Update { .updateBotMenuButton(self) }
         }
 
         /// `updateTranscribedAudio#0084cd5a flags:# pending:flags.0?true peer:Peer msg_id:int transcription_id:long text:string = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateTranscribedAudio>
-        public final class Cons_updateTranscribedAudio: Sendable, TLConstructorPayload {
+        public final class Cons_updateTranscribedAudio: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -3538,14 +3354,12 @@ extension Api {
                 self.transcriptionId = transcriptionId
                 self.text = text
             }
-
-            public var tlBoxed: Update { .updateTranscribedAudio(self) }
         }
 
         /// `updateUserEmojiStatus#28373599 user_id:long emoji_status:EmojiStatus = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateUserEmojiStatus>
-        public final class Cons_updateUserEmojiStatus: Sendable, TLConstructorPayload {
+        public final class Cons_updateUserEmojiStatus: Sendable {
             public let userId: Int64
             public let emojiStatus: Api.EmojiStatus
 
@@ -3553,14 +3367,12 @@ extension Api {
                 self.userId = userId
                 self.emojiStatus = emojiStatus
             }
-
-            public var tlBoxed: Update { .updateUserEmojiStatus(self) }
         }
 
         /// `updateMoveStickerSetToTop#86fccf85 flags:# masks:flags.0?true emojis:flags.1?true stickerset:long = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateMoveStickerSetToTop>
-        public final class Cons_updateMoveStickerSetToTop: Sendable, TLConstructorPayload {
+        public final class Cons_updateMoveStickerSetToTop: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let stickerset: Int64
@@ -3579,14 +3391,12 @@ extension Api {
                 self.flags = _flags
                 self.stickerset = stickerset
             }
-
-            public var tlBoxed: Update { .updateMoveStickerSetToTop(self) }
         }
 
         /// `updateMessageExtendedMedia#d5a41724 peer:Peer msg_id:int extended_media:Vector<MessageExtendedMedia> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateMessageExtendedMedia>
-        public final class Cons_updateMessageExtendedMedia: Sendable, TLConstructorPayload {
+        public final class Cons_updateMessageExtendedMedia: Sendable {
             public let peer: Api.Peer
             public let msgId: Int32
             public let extendedMedia: [Api.MessageExtendedMedia]
@@ -3596,27 +3406,23 @@ extension Api {
                 self.msgId = msgId
                 self.extendedMedia = extendedMedia
             }
-
-            public var tlBoxed: Update { .updateMessageExtendedMedia(self) }
         }
 
         /// `updateUser#20529438 user_id:long = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateUser>
-        public struct Cons_updateUser: Sendable, TLConstructorPayload {
+        public struct Cons_updateUser: Sendable {
             public let userId: Int64
 
             public init(userId: Int64) {
                 self.userId = userId
             }
-
-            public var tlBoxed: Update { .updateUser(self) }
         }
 
         /// `updateStory#75b3b798 peer:Peer story:StoryItem = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateStory>
-        public final class Cons_updateStory: Sendable, TLConstructorPayload {
+        public final class Cons_updateStory: Sendable {
             public let peer: Api.Peer
             public let story: Api.StoryItem
 
@@ -3624,14 +3430,12 @@ extension Api {
                 self.peer = peer
                 self.story = story
             }
-
-            public var tlBoxed: Update { .updateStory(self) }
         }
 
         /// `updateReadStories#f74e932b peer:Peer max_id:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateReadStories>
-        public final class Cons_updateReadStories: Sendable, TLConstructorPayload {
+        public final class Cons_updateReadStories: Sendable {
             public let peer: Api.Peer
             public let maxId: Int32
 
@@ -3639,14 +3443,12 @@ extension Api {
                 self.peer = peer
                 self.maxId = maxId
             }
-
-            public var tlBoxed: Update { .updateReadStories(self) }
         }
 
         /// `updateStoryID#1bf335b9 id:int random_id:long = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateStoryID>
-        public final class Cons_updateStoryID: Sendable, TLConstructorPayload {
+        public final class Cons_updateStoryID: Sendable {
             public let id: Int32
             public let randomId: Int64
 
@@ -3654,27 +3456,23 @@ extension Api {
                 self.id = id
                 self.randomId = randomId
             }
-
-            public var tlBoxed: Update { .updateStoryID(self) }
         }
 
         /// `updateStoriesStealthMode#2c084dc1 stealth_mode:StoriesStealthMode = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateStoriesStealthMode>
-        public final class Cons_updateStoriesStealthMode: Sendable, TLConstructorPayload {
+        public final class Cons_updateStoriesStealthMode: Sendable {
             public let stealthMode: Api.StoriesStealthMode
 
             public init(stealthMode: Api.StoriesStealthMode) {
                 self.stealthMode = stealthMode
             }
-
-            public var tlBoxed: Update { .updateStoriesStealthMode(self) }
         }
 
         /// `updateSentStoryReaction#7d627683 peer:Peer story_id:int reaction:Reaction = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateSentStoryReaction>
-        public final class Cons_updateSentStoryReaction: Sendable, TLConstructorPayload {
+        public final class Cons_updateSentStoryReaction: Sendable {
             public let peer: Api.Peer
             public let storyId: Int32
             public let reaction: Api.Reaction
@@ -3684,14 +3482,12 @@ extension Api {
                 self.storyId = storyId
                 self.reaction = reaction
             }
-
-            public var tlBoxed: Update { .updateSentStoryReaction(self) }
         }
 
         /// `updateBotChatBoost#904dd49c peer:Peer boost:Boost qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotChatBoost>
-        public final class Cons_updateBotChatBoost: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotChatBoost: Sendable {
             public let peer: Api.Peer
             public let boost: Api.Boost
             public let qts: Int32
@@ -3701,14 +3497,12 @@ extension Api {
                 self.boost = boost
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateBotChatBoost(self) }
         }
 
         /// `updateChannelViewForumAsMessages#07b68920 channel_id:long enabled:Bool = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChannelViewForumAsMessages>
-        public final class Cons_updateChannelViewForumAsMessages: Sendable, TLConstructorPayload {
+        public final class Cons_updateChannelViewForumAsMessages: Sendable {
             public let channelId: Int64
             public let enabled: Bool
 
@@ -3716,14 +3510,12 @@ extension Api {
                 self.channelId = channelId
                 self.enabled = enabled
             }
-
-            public var tlBoxed: Update { .updateChannelViewForumAsMessages(self) }
         }
 
         /// `updatePeerWallpaper#ae3f101d flags:# wallpaper_overridden:flags.1?true peer:Peer wallpaper:flags.0?WallPaper = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePeerWallpaper>
-        public final class Cons_updatePeerWallpaper: Sendable, TLConstructorPayload {
+        public final class Cons_updatePeerWallpaper: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -3744,14 +3536,12 @@ extension Api {
                 self.peer = peer
                 self.wallpaper = wallpaper
             }
-
-            public var tlBoxed: Update { .updatePeerWallpaper(self) }
         }
 
         /// `updateBotMessageReaction#ac21d3ce peer:Peer msg_id:int date:int actor:Peer old_reactions:Vector<Reaction> new_reactions:Vector<Reaction> qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotMessageReaction>
-        public final class Cons_updateBotMessageReaction: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotMessageReaction: Sendable {
             public let peer: Api.Peer
             public let msgId: Int32
             public let date: Int32
@@ -3769,14 +3559,12 @@ extension Api {
                 self.newReactions = newReactions
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateBotMessageReaction(self) }
         }
 
         /// `updateBotMessageReactions#09cb7759 peer:Peer msg_id:int date:int reactions:Vector<ReactionCount> qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotMessageReactions>
-        public final class Cons_updateBotMessageReactions: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotMessageReactions: Sendable {
             public let peer: Api.Peer
             public let msgId: Int32
             public let date: Int32
@@ -3790,14 +3578,12 @@ extension Api {
                 self.reactions = reactions
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateBotMessageReactions(self) }
         }
 
         /// `updateSavedDialogPinned#aeaf9e74 flags:# pinned:flags.0?true peer:DialogPeer = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateSavedDialogPinned>
-        public final class Cons_updateSavedDialogPinned: Sendable, TLConstructorPayload {
+        public final class Cons_updateSavedDialogPinned: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.DialogPeer
@@ -3814,14 +3600,12 @@ extension Api {
                 self.flags = _flags
                 self.peer = peer
             }
-
-            public var tlBoxed: Update { .updateSavedDialogPinned(self) }
         }
 
         /// `updatePinnedSavedDialogs#686c85a6 flags:# order:flags.0?Vector<DialogPeer> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePinnedSavedDialogs>
-        public final class Cons_updatePinnedSavedDialogs: Sendable, TLConstructorPayload {
+        public final class Cons_updatePinnedSavedDialogs: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let order: [Api.DialogPeer]?
@@ -3837,79 +3621,67 @@ extension Api {
                 self.flags = _flags
                 self.order = order
             }
-
-            public var tlBoxed: Update { .updatePinnedSavedDialogs(self) }
         }
 
         /// `updateSmsJob#f16269d4 job_id:string = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateSmsJob>
-        public final class Cons_updateSmsJob: Sendable, TLConstructorPayload {
+        public final class Cons_updateSmsJob: Sendable {
             public let jobId: String
 
             public init(jobId: String) {
                 self.jobId = jobId
             }
-
-            public var tlBoxed: Update { .updateSmsJob(self) }
         }
 
         /// `updateQuickReplies#f9470ab2 quick_replies:Vector<QuickReply> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateQuickReplies>
-        public final class Cons_updateQuickReplies: Sendable, TLConstructorPayload {
+        public final class Cons_updateQuickReplies: Sendable {
             public let quickReplies: [Api.QuickReply]
 
             public init(quickReplies: [Api.QuickReply]) {
                 self.quickReplies = quickReplies
             }
-
-            public var tlBoxed: Update { .updateQuickReplies(self) }
         }
 
         /// `updateNewQuickReply#f53da717 quick_reply:QuickReply = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateNewQuickReply>
-        public final class Cons_updateNewQuickReply: Sendable, TLConstructorPayload {
+        public final class Cons_updateNewQuickReply: Sendable {
             public let quickReply: Api.QuickReply
 
             public init(quickReply: Api.QuickReply) {
                 self.quickReply = quickReply
             }
-
-            public var tlBoxed: Update { .updateNewQuickReply(self) }
         }
 
         /// `updateDeleteQuickReply#53e6f1ec shortcut_id:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateDeleteQuickReply>
-        public struct Cons_updateDeleteQuickReply: Sendable, TLConstructorPayload {
+        public struct Cons_updateDeleteQuickReply: Sendable {
             public let shortcutId: Int32
 
             public init(shortcutId: Int32) {
                 self.shortcutId = shortcutId
             }
-
-            public var tlBoxed: Update { .updateDeleteQuickReply(self) }
         }
 
         /// `updateQuickReplyMessage#3e050d0f message:Message = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateQuickReplyMessage>
-        public final class Cons_updateQuickReplyMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateQuickReplyMessage: Sendable {
             public let message: Api.Message
 
             public init(message: Api.Message) {
                 self.message = message
             }
-
-            public var tlBoxed: Update { .updateQuickReplyMessage(self) }
         }
 
         /// `updateDeleteQuickReplyMessages#566fe7cd shortcut_id:int messages:Vector<int> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateDeleteQuickReplyMessages>
-        public final class Cons_updateDeleteQuickReplyMessages: Sendable, TLConstructorPayload {
+        public final class Cons_updateDeleteQuickReplyMessages: Sendable {
             public let shortcutId: Int32
             public let messages: [Int32]
 
@@ -3917,14 +3689,12 @@ extension Api {
                 self.shortcutId = shortcutId
                 self.messages = messages
             }
-
-            public var tlBoxed: Update { .updateDeleteQuickReplyMessages(self) }
         }
 
         /// `updateBotBusinessConnect#8ae5c97a connection:BotBusinessConnection qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotBusinessConnect>
-        public final class Cons_updateBotBusinessConnect: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotBusinessConnect: Sendable {
             public let connection: Api.BotBusinessConnection
             public let qts: Int32
 
@@ -3932,14 +3702,12 @@ extension Api {
                 self.connection = connection
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateBotBusinessConnect(self) }
         }
 
         /// `updateBotNewBusinessMessage#9ddb347c flags:# connection_id:string message:Message reply_to_message:flags.0?Message qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotNewBusinessMessage>
-        public final class Cons_updateBotNewBusinessMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotNewBusinessMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let connectionId: String
@@ -3964,14 +3732,12 @@ extension Api {
                 self.replyToMessage = replyToMessage
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateBotNewBusinessMessage(self) }
         }
 
         /// `updateBotEditBusinessMessage#07df587c flags:# connection_id:string message:Message reply_to_message:flags.0?Message qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotEditBusinessMessage>
-        public final class Cons_updateBotEditBusinessMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotEditBusinessMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let connectionId: String
@@ -3996,14 +3762,12 @@ extension Api {
                 self.replyToMessage = replyToMessage
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateBotEditBusinessMessage(self) }
         }
 
         /// `updateBotDeleteBusinessMessage#a02a982e connection_id:string peer:Peer messages:Vector<int> qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotDeleteBusinessMessage>
-        public final class Cons_updateBotDeleteBusinessMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotDeleteBusinessMessage: Sendable {
             public let connectionId: String
             public let peer: Api.Peer
             public let messages: [Int32]
@@ -4015,14 +3779,12 @@ extension Api {
                 self.messages = messages
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateBotDeleteBusinessMessage(self) }
         }
 
         /// `updateNewStoryReaction#1824e40b story_id:int peer:Peer reaction:Reaction = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateNewStoryReaction>
-        public final class Cons_updateNewStoryReaction: Sendable, TLConstructorPayload {
+        public final class Cons_updateNewStoryReaction: Sendable {
             public let storyId: Int32
             public let peer: Api.Peer
             public let reaction: Api.Reaction
@@ -4032,27 +3794,23 @@ extension Api {
                 self.peer = peer
                 self.reaction = reaction
             }
-
-            public var tlBoxed: Update { .updateNewStoryReaction(self) }
         }
 
         /// `updateStarsBalance#4e80a379 balance:StarsAmount = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateStarsBalance>
-        public final class Cons_updateStarsBalance: Sendable, TLConstructorPayload {
+        public final class Cons_updateStarsBalance: Sendable {
             public let balance: Api.StarsAmount
 
             public init(balance: Api.StarsAmount) {
                 self.balance = balance
             }
-
-            public var tlBoxed: Update { .updateStarsBalance(self) }
         }
 
         /// `updateBusinessBotCallbackQuery#1ea2fda7 flags:# query_id:long user_id:long connection_id:string message:Message reply_to_message:flags.2?Message chat_instance:long data:flags.0?bytes = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBusinessBotCallbackQuery>
-        public final class Cons_updateBusinessBotCallbackQuery: Sendable, TLConstructorPayload {
+        public final class Cons_updateBusinessBotCallbackQuery: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let queryId: Int64
@@ -4087,14 +3845,12 @@ extension Api {
                 self.chatInstance = chatInstance
                 self.data = data
             }
-
-            public var tlBoxed: Update { .updateBusinessBotCallbackQuery(self) }
         }
 
         /// `updateStarsRevenueStatus#a584b019 peer:Peer status:StarsRevenueStatus = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateStarsRevenueStatus>
-        public final class Cons_updateStarsRevenueStatus: Sendable, TLConstructorPayload {
+        public final class Cons_updateStarsRevenueStatus: Sendable {
             public let peer: Api.Peer
             public let status: Api.StarsRevenueStatus
 
@@ -4102,14 +3858,12 @@ extension Api {
                 self.peer = peer
                 self.status = status
             }
-
-            public var tlBoxed: Update { .updateStarsRevenueStatus(self) }
         }
 
         /// `updateBotPurchasedPaidMedia#283bd312 user_id:long payload:string qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotPurchasedPaidMedia>
-        public final class Cons_updateBotPurchasedPaidMedia: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotPurchasedPaidMedia: Sendable {
             public let userId: Int64
             public let payload: String
             public let qts: Int32
@@ -4119,40 +3873,34 @@ extension Api {
                 self.payload = payload
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateBotPurchasedPaidMedia(self) }
         }
 
         /// `updatePaidReactionPrivacy#8b725fce private:PaidReactionPrivacy = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePaidReactionPrivacy>
-        public final class Cons_updatePaidReactionPrivacy: Sendable, TLConstructorPayload {
+        public final class Cons_updatePaidReactionPrivacy: Sendable {
             public let `private`: Api.PaidReactionPrivacy
 
             public init(`private`: Api.PaidReactionPrivacy) {
                 self.`private` = `private`
             }
-
-            public var tlBoxed: Update { .updatePaidReactionPrivacy(self) }
         }
 
         /// `updateSentPhoneCode#504aa18f sent_code:auth.SentCode = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateSentPhoneCode>
-        public final class Cons_updateSentPhoneCode: Sendable, TLConstructorPayload {
+        public final class Cons_updateSentPhoneCode: Sendable {
             public let sentCode: Api.auth.SentCode
 
             public init(sentCode: Api.auth.SentCode) {
                 self.sentCode = sentCode
             }
-
-            public var tlBoxed: Update { .updateSentPhoneCode(self) }
         }
 
         /// `updateGroupCallChainBlocks#a477288f call:InputGroupCall sub_chain_id:int blocks:Vector<bytes> next_offset:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateGroupCallChainBlocks>
-        public final class Cons_updateGroupCallChainBlocks: Sendable, TLConstructorPayload {
+        public final class Cons_updateGroupCallChainBlocks: Sendable {
             public let call: Api.InputGroupCall
             public let subChainId: Int32
             public let blocks: [[UInt8]]
@@ -4164,14 +3912,12 @@ extension Api {
                 self.blocks = blocks
                 self.nextOffset = nextOffset
             }
-
-            public var tlBoxed: Update { .updateGroupCallChainBlocks(self) }
         }
 
         /// `updateReadMonoForumInbox#77b0e372 channel_id:long saved_peer_id:Peer read_max_id:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateReadMonoForumInbox>
-        public final class Cons_updateReadMonoForumInbox: Sendable, TLConstructorPayload {
+        public final class Cons_updateReadMonoForumInbox: Sendable {
             public let channelId: Int64
             public let savedPeerId: Api.Peer
             public let readMaxId: Int32
@@ -4181,14 +3927,12 @@ extension Api {
                 self.savedPeerId = savedPeerId
                 self.readMaxId = readMaxId
             }
-
-            public var tlBoxed: Update { .updateReadMonoForumInbox(self) }
         }
 
         /// `updateReadMonoForumOutbox#a4a79376 channel_id:long saved_peer_id:Peer read_max_id:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateReadMonoForumOutbox>
-        public final class Cons_updateReadMonoForumOutbox: Sendable, TLConstructorPayload {
+        public final class Cons_updateReadMonoForumOutbox: Sendable {
             public let channelId: Int64
             public let savedPeerId: Api.Peer
             public let readMaxId: Int32
@@ -4198,14 +3942,12 @@ extension Api {
                 self.savedPeerId = savedPeerId
                 self.readMaxId = readMaxId
             }
-
-            public var tlBoxed: Update { .updateReadMonoForumOutbox(self) }
         }
 
         /// `updateMonoForumNoPaidException#9f812b08 flags:# exception:flags.0?true channel_id:long saved_peer_id:Peer = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateMonoForumNoPaidException>
-        public final class Cons_updateMonoForumNoPaidException: Sendable, TLConstructorPayload {
+        public final class Cons_updateMonoForumNoPaidException: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let channelId: Int64
@@ -4225,14 +3967,12 @@ extension Api {
                 self.channelId = channelId
                 self.savedPeerId = savedPeerId
             }
-
-            public var tlBoxed: Update { .updateMonoForumNoPaidException(self) }
         }
 
         /// `updateGroupCallMessage#d8326f0d call:InputGroupCall message:GroupCallMessage = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateGroupCallMessage>
-        public final class Cons_updateGroupCallMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateGroupCallMessage: Sendable {
             public let call: Api.InputGroupCall
             public let message: Api.GroupCallMessage
 
@@ -4240,14 +3980,12 @@ extension Api {
                 self.call = call
                 self.message = message
             }
-
-            public var tlBoxed: Update { .updateGroupCallMessage(self) }
         }
 
         /// `updateGroupCallEncryptedMessage#c957a766 call:InputGroupCall from_id:Peer encrypted_message:bytes = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateGroupCallEncryptedMessage>
-        public final class Cons_updateGroupCallEncryptedMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateGroupCallEncryptedMessage: Sendable {
             public let call: Api.InputGroupCall
             public let fromId: Api.Peer
             public let encryptedMessage: [UInt8]
@@ -4257,14 +3995,12 @@ extension Api {
                 self.fromId = fromId
                 self.encryptedMessage = encryptedMessage
             }
-
-            public var tlBoxed: Update { .updateGroupCallEncryptedMessage(self) }
         }
 
         /// `updatePinnedForumTopic#683b2c52 flags:# pinned:flags.0?true peer:Peer topic_id:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePinnedForumTopic>
-        public final class Cons_updatePinnedForumTopic: Sendable, TLConstructorPayload {
+        public final class Cons_updatePinnedForumTopic: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -4284,14 +4020,12 @@ extension Api {
                 self.peer = peer
                 self.topicId = topicId
             }
-
-            public var tlBoxed: Update { .updatePinnedForumTopic(self) }
         }
 
         /// `updatePinnedForumTopics#def143d0 flags:# peer:Peer order:flags.0?Vector<int> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updatePinnedForumTopics>
-        public final class Cons_updatePinnedForumTopics: Sendable, TLConstructorPayload {
+        public final class Cons_updatePinnedForumTopics: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -4310,14 +4044,12 @@ extension Api {
                 self.peer = peer
                 self.order = order
             }
-
-            public var tlBoxed: Update { .updatePinnedForumTopics(self) }
         }
 
         /// `updateDeleteGroupCallMessages#3e85e92c call:InputGroupCall messages:Vector<int> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateDeleteGroupCallMessages>
-        public final class Cons_updateDeleteGroupCallMessages: Sendable, TLConstructorPayload {
+        public final class Cons_updateDeleteGroupCallMessages: Sendable {
             public let call: Api.InputGroupCall
             public let messages: [Int32]
 
@@ -4325,14 +4057,12 @@ extension Api {
                 self.call = call
                 self.messages = messages
             }
-
-            public var tlBoxed: Update { .updateDeleteGroupCallMessages(self) }
         }
 
         /// `updateStarGiftAuctionState#48e246c2 gift_id:long state:StarGiftAuctionState = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateStarGiftAuctionState>
-        public final class Cons_updateStarGiftAuctionState: Sendable, TLConstructorPayload {
+        public final class Cons_updateStarGiftAuctionState: Sendable {
             public let giftId: Int64
             public let state: Api.StarGiftAuctionState
 
@@ -4340,14 +4070,12 @@ extension Api {
                 self.giftId = giftId
                 self.state = state
             }
-
-            public var tlBoxed: Update { .updateStarGiftAuctionState(self) }
         }
 
         /// `updateStarGiftAuctionUserState#dc58f31e gift_id:long user_state:StarGiftAuctionUserState = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateStarGiftAuctionUserState>
-        public final class Cons_updateStarGiftAuctionUserState: Sendable, TLConstructorPayload {
+        public final class Cons_updateStarGiftAuctionUserState: Sendable {
             public let giftId: Int64
             public let userState: Api.StarGiftAuctionUserState
 
@@ -4355,27 +4083,23 @@ extension Api {
                 self.giftId = giftId
                 self.userState = userState
             }
-
-            public var tlBoxed: Update { .updateStarGiftAuctionUserState(self) }
         }
 
         /// `updateEmojiGameInfo#fb9c547a info:messages.EmojiGameInfo = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateEmojiGameInfo>
-        public final class Cons_updateEmojiGameInfo: Sendable, TLConstructorPayload {
+        public final class Cons_updateEmojiGameInfo: Sendable {
             public let info: Api.messages.EmojiGameInfo
 
             public init(info: Api.messages.EmojiGameInfo) {
                 self.info = info
             }
-
-            public var tlBoxed: Update { .updateEmojiGameInfo(self) }
         }
 
         /// `updateChatParticipantRank#bd8367b9 chat_id:long user_id:long rank:string version:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateChatParticipantRank>
-        public final class Cons_updateChatParticipantRank: Sendable, TLConstructorPayload {
+        public final class Cons_updateChatParticipantRank: Sendable {
             public let chatId: Int64
             public let userId: Int64
             public let rank: String
@@ -4387,14 +4111,12 @@ extension Api {
                 self.rank = rank
                 self.version = version
             }
-
-            public var tlBoxed: Update { .updateChatParticipantRank(self) }
         }
 
         /// `updateManagedBot#4880ed9a user_id:long bot_id:long qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateManagedBot>
-        public final class Cons_updateManagedBot: Sendable, TLConstructorPayload {
+        public final class Cons_updateManagedBot: Sendable {
             public let userId: Int64
             public let botId: Int64
             public let qts: Int32
@@ -4404,14 +4126,12 @@ extension Api {
                 self.botId = botId
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateManagedBot(self) }
         }
 
         /// `updateBotGuestChatQuery#cdd4093d flags:# query_id:long message:Message reference_messages:flags.0?Vector<Message> qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotGuestChatQuery>
-        public final class Cons_updateBotGuestChatQuery: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotGuestChatQuery: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let queryId: Int64
@@ -4436,14 +4156,12 @@ extension Api {
                 self.referenceMessages = referenceMessages
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateBotGuestChatQuery(self) }
         }
 
         /// `updateJoinChatWebViewDecision#bdac7e70 peer:Peer query_id:long result:JoinChatBotResult = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateJoinChatWebViewDecision>
-        public final class Cons_updateJoinChatWebViewDecision: Sendable, TLConstructorPayload {
+        public final class Cons_updateJoinChatWebViewDecision: Sendable {
             public let peer: Api.Peer
             public let queryId: Int64
             public let result: Api.JoinChatBotResult
@@ -4453,14 +4171,12 @@ extension Api {
                 self.queryId = queryId
                 self.result = result
             }
-
-            public var tlBoxed: Update { .updateJoinChatWebViewDecision(self) }
         }
 
         /// `updateNewBotConnection#b22083a6 flags:# confirmed:flags.0?true bot_id:long date:flags.1?int device:flags.1?string location:flags.1?string = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateNewBotConnection>
-        public final class Cons_updateNewBotConnection: Sendable, TLConstructorPayload {
+        public final class Cons_updateNewBotConnection: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let botId: Int64
@@ -4487,14 +4203,12 @@ extension Api {
                 self.device = device
                 self.location = location
             }
-
-            public var tlBoxed: Update { .updateNewBotConnection(self) }
         }
 
         /// `updateWebBrowserSettings#c39a2ade flags:# open_external_browser:flags.0?true display_close_button:flags.1?true = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateWebBrowserSettings>
-        public struct Cons_updateWebBrowserSettings: Sendable, TLConstructorPayload {
+        public struct Cons_updateWebBrowserSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var openExternalBrowser: Bool { tlFlagIsSet(flags, 0x1) }
@@ -4510,14 +4224,12 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: Update { .updateWebBrowserSettings(self) }
         }
 
         /// `updateWebBrowserException#140502d1 flags:# delete:flags.1?true open_external_browser:flags.0?Bool exception:WebDomainException = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateWebBrowserException>
-        public final class Cons_updateWebBrowserException: Sendable, TLConstructorPayload {
+        public final class Cons_updateWebBrowserException: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let openExternalBrowser: Bool?
@@ -4538,27 +4250,23 @@ extension Api {
                 self.openExternalBrowser = openExternalBrowser
                 self.exception = exception
             }
-
-            public var tlBoxed: Update { .updateWebBrowserException(self) }
         }
 
         /// `updateNewEphemeralMessage#20bcbba1 message:EphemeralMessage = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateNewEphemeralMessage>
-        public final class Cons_updateNewEphemeralMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateNewEphemeralMessage: Sendable {
             public let message: Api.EphemeralMessage
 
             public init(message: Api.EphemeralMessage) {
                 self.message = message
             }
-
-            public var tlBoxed: Update { .updateNewEphemeralMessage(self) }
         }
 
         /// `updateDeleteEphemeralMessages#56dbfcf8 peer:Peer ids:Vector<int> = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateDeleteEphemeralMessages>
-        public final class Cons_updateDeleteEphemeralMessages: Sendable, TLConstructorPayload {
+        public final class Cons_updateDeleteEphemeralMessages: Sendable {
             public let peer: Api.Peer
             public let ids: [Int32]
 
@@ -4566,27 +4274,23 @@ extension Api {
                 self.peer = peer
                 self.ids = ids
             }
-
-            public var tlBoxed: Update { .updateDeleteEphemeralMessages(self) }
         }
 
         /// `updateEditEphemeralMessage#4bbb8f01 message:EphemeralMessage = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateEditEphemeralMessage>
-        public final class Cons_updateEditEphemeralMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateEditEphemeralMessage: Sendable {
             public let message: Api.EphemeralMessage
 
             public init(message: Api.EphemeralMessage) {
                 self.message = message
             }
-
-            public var tlBoxed: Update { .updateEditEphemeralMessage(self) }
         }
 
         /// `updateEphemeralBotCallbackQuery#7c1079d6 flags:# query_id:long user_id:long peer:flags.0?Peer msg_id:int data:bytes chat_instance:flags.1?long message:EphemeralMessage = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateEphemeralBotCallbackQuery>
-        public final class Cons_updateEphemeralBotCallbackQuery: Sendable, TLConstructorPayload {
+        public final class Cons_updateEphemeralBotCallbackQuery: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let queryId: Int64
@@ -4621,14 +4325,12 @@ extension Api {
                 self.chatInstance = chatInstance
                 self.message = message
             }
-
-            public var tlBoxed: Update { .updateEphemeralBotCallbackQuery(self) }
         }
 
         /// `updateBotStarsSubscription#6c0d8e23 flags:# canceled:flags.0?true payment_failed:flags.1?true restored:flags.2?true user_id:long payload:bytes qts:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateBotStarsSubscription>
-        public final class Cons_updateBotStarsSubscription: Sendable, TLConstructorPayload {
+        public final class Cons_updateBotStarsSubscription: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -4655,8 +4357,6 @@ extension Api {
                 self.payload = payload
                 self.qts = qts
             }
-
-            public var tlBoxed: Update { .updateBotStarsSubscription(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -8492,7 +8192,7 @@ extension Api {
         /// `nearestDc#8e1a1775 country:string this_dc:int nearest_dc:int = NearestDc;`
         ///
         /// <https://core.telegram.org/constructor/nearestDc>
-        public final class Cons_nearestDc: Sendable, TLConstructorPayload {
+        public final class Cons_nearestDc: Sendable {
             public let country: String
             public let thisDc: Int32
             public let nearestDc: Int32
@@ -8502,8 +8202,6 @@ extension Api {
                 self.thisDc = thisDc
                 self.nearestDc = nearestDc
             }
-
-            public var tlBoxed: NearestDc { .nearestDc(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -8798,7 +8496,7 @@ extension Api {
         /// `documentAttributeImageSize#6c37c15c w:int h:int = DocumentAttribute;`
         ///
         /// <https://core.telegram.org/constructor/documentAttributeImageSize>
-        public struct Cons_documentAttributeImageSize: Sendable, TLConstructorPayload {
+        public struct Cons_documentAttributeImageSize: Sendable {
             public let w: Int32
             public let h: Int32
 
@@ -8806,14 +8504,12 @@ extension Api {
                 self.w = w
                 self.h = h
             }
-
-            public var tlBoxed: DocumentAttribute { .documentAttributeImageSize(self) }
         }
 
         /// `documentAttributeSticker#6319d612 flags:# mask:flags.1?true alt:string stickerset:InputStickerSet mask_coords:flags.0?MaskCoords = DocumentAttribute;`
         ///
         /// <https://core.telegram.org/constructor/documentAttributeSticker>
-        public final class Cons_documentAttributeSticker: Sendable, TLConstructorPayload {
+        public final class Cons_documentAttributeSticker: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let alt: String
@@ -8837,14 +8533,12 @@ extension Api {
                 self.stickerset = stickerset
                 self.maskCoords = maskCoords
             }
-
-            public var tlBoxed: DocumentAttribute { .documentAttributeSticker(self) }
         }
 
         /// `documentAttributeVideo#43c57c48 flags:# round_message:flags.0?true supports_streaming:flags.1?true nosound:flags.3?true duration:double w:int h:int preload_prefix_size:flags.2?int video_start_ts:flags.4?double video_codec:flags.5?string = DocumentAttribute;`
         ///
         /// <https://core.telegram.org/constructor/documentAttributeVideo>
-        public final class Cons_documentAttributeVideo: Sendable, TLConstructorPayload {
+        public final class Cons_documentAttributeVideo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let duration: Double
@@ -8883,14 +8577,12 @@ extension Api {
                 self.videoStartTs = videoStartTs
                 self.videoCodec = videoCodec
             }
-
-            public var tlBoxed: DocumentAttribute { .documentAttributeVideo(self) }
         }
 
         /// `documentAttributeAudio#9852f9c6 flags:# voice:flags.10?true duration:int title:flags.0?string performer:flags.1?string waveform:flags.2?bytes = DocumentAttribute;`
         ///
         /// <https://core.telegram.org/constructor/documentAttributeAudio>
-        public final class Cons_documentAttributeAudio: Sendable, TLConstructorPayload {
+        public final class Cons_documentAttributeAudio: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let duration: Int32
@@ -8919,27 +8611,23 @@ extension Api {
                 self.performer = performer
                 self.waveform = waveform
             }
-
-            public var tlBoxed: DocumentAttribute { .documentAttributeAudio(self) }
         }
 
         /// `documentAttributeFilename#15590068 file_name:string = DocumentAttribute;`
         ///
         /// <https://core.telegram.org/constructor/documentAttributeFilename>
-        public final class Cons_documentAttributeFilename: Sendable, TLConstructorPayload {
+        public final class Cons_documentAttributeFilename: Sendable {
             public let fileName: String
 
             public init(fileName: String) {
                 self.fileName = fileName
             }
-
-            public var tlBoxed: DocumentAttribute { .documentAttributeFilename(self) }
         }
 
         /// `documentAttributeCustomEmoji#fd149899 flags:# free:flags.0?true text_color:flags.1?true alt:string stickerset:InputStickerSet = DocumentAttribute;`
         ///
         /// <https://core.telegram.org/constructor/documentAttributeCustomEmoji>
-        public final class Cons_documentAttributeCustomEmoji: Sendable, TLConstructorPayload {
+        public final class Cons_documentAttributeCustomEmoji: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let alt: String
@@ -8961,8 +8649,6 @@ extension Api {
                 self.alt = alt
                 self.stickerset = stickerset
             }
-
-            public var tlBoxed: DocumentAttribute { .documentAttributeCustomEmoji(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -9200,7 +8886,7 @@ extension Api {
         /// `cdnPublicKey#c982eaba dc_id:int public_key:string = CdnPublicKey;`
         ///
         /// <https://core.telegram.org/constructor/cdnPublicKey>
-        public final class Cons_cdnPublicKey: Sendable, TLConstructorPayload {
+        public final class Cons_cdnPublicKey: Sendable {
             public let dcId: Int32
             public let publicKey: String
 
@@ -9208,8 +8894,6 @@ extension Api {
                 self.dcId = dcId
                 self.publicKey = publicKey
             }
-
-            public var tlBoxed: CdnPublicKey { .cdnPublicKey(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -9274,7 +8958,7 @@ extension Api {
         /// `passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow#3a912d4a salt1:bytes salt2:bytes g:int p:bytes = PasswordKdfAlgo;`
         ///
         /// <https://core.telegram.org/constructor/passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow>
-        public final class Cons_passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow: Sendable, TLConstructorPayload {
+        public final class Cons_passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow: Sendable {
             public let salt1: [UInt8]
             public let salt2: [UInt8]
             public let g: Int32
@@ -9286,8 +8970,6 @@ extension Api {
                 self.g = g
                 self.p = p
             }
-
-            public var tlBoxed: PasswordKdfAlgo { .passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -9363,7 +9045,7 @@ extension Api {
         /// `emojiKeyword#d5b3b9f9 keyword:string emoticons:Vector<string> = EmojiKeyword;`
         ///
         /// <https://core.telegram.org/constructor/emojiKeyword>
-        public final class Cons_emojiKeyword: Sendable, TLConstructorPayload {
+        public final class Cons_emojiKeyword: Sendable {
             public let keyword: String
             public let emoticons: [String]
 
@@ -9371,14 +9053,12 @@ extension Api {
                 self.keyword = keyword
                 self.emoticons = emoticons
             }
-
-            public var tlBoxed: EmojiKeyword { .emojiKeyword(self) }
         }
 
         /// `emojiKeywordDeleted#236df622 keyword:string emoticons:Vector<string> = EmojiKeyword;`
         ///
         /// <https://core.telegram.org/constructor/emojiKeywordDeleted>
-        public final class Cons_emojiKeywordDeleted: Sendable, TLConstructorPayload {
+        public final class Cons_emojiKeywordDeleted: Sendable {
             public let keyword: String
             public let emoticons: [String]
 
@@ -9386,8 +9066,6 @@ extension Api {
                 self.keyword = keyword
                 self.emoticons = emoticons
             }
-
-            public var tlBoxed: EmojiKeyword { .emojiKeywordDeleted(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -9463,7 +9141,7 @@ extension Api.payments {
         /// `payments.bankCardData#3e24e573 title:string open_urls:Vector<BankCardOpenUrl> = payments.BankCardData;`
         ///
         /// <https://core.telegram.org/constructor/payments.bankCardData>
-        public final class Cons_bankCardData: Sendable, TLConstructorPayload {
+        public final class Cons_bankCardData: Sendable {
             public let title: String
             public let openUrls: [Api.BankCardOpenUrl]
 
@@ -9471,8 +9149,6 @@ extension Api.payments {
                 self.title = title
                 self.openUrls = openUrls
             }
-
-            public var tlBoxed: BankCardData { .bankCardData(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -9631,7 +9307,7 @@ extension Api {
         /// `chatAdminWithInvites#f2ecef23 admin_id:long invites_count:int revoked_invites_count:int = ChatAdminWithInvites;`
         ///
         /// <https://core.telegram.org/constructor/chatAdminWithInvites>
-        public final class Cons_chatAdminWithInvites: Sendable, TLConstructorPayload {
+        public final class Cons_chatAdminWithInvites: Sendable {
             public let adminId: Int64
             public let invitesCount: Int32
             public let revokedInvitesCount: Int32
@@ -9641,8 +9317,6 @@ extension Api {
                 self.invitesCount = invitesCount
                 self.revokedInvitesCount = revokedInvitesCount
             }
-
-            public var tlBoxed: ChatAdminWithInvites { .chatAdminWithInvites(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -9710,20 +9384,18 @@ extension Api {
         /// `chatTheme#c3dffc04 emoticon:string = ChatTheme;`
         ///
         /// <https://core.telegram.org/constructor/chatTheme>
-        public final class Cons_chatTheme: Sendable, TLConstructorPayload {
+        public final class Cons_chatTheme: Sendable {
             public let emoticon: String
 
             public init(emoticon: String) {
                 self.emoticon = emoticon
             }
-
-            public var tlBoxed: ChatTheme { .chatTheme(self) }
         }
 
         /// `chatThemeUniqueGift#3458f9c8 gift:StarGift theme_settings:Vector<ThemeSettings> = ChatTheme;`
         ///
         /// <https://core.telegram.org/constructor/chatThemeUniqueGift>
-        public final class Cons_chatThemeUniqueGift: Sendable, TLConstructorPayload {
+        public final class Cons_chatThemeUniqueGift: Sendable {
             public let gift: Api.StarGift
             public let themeSettings: [Api.ThemeSettings]
 
@@ -9731,8 +9403,6 @@ extension Api {
                 self.gift = gift
                 self.themeSettings = themeSettings
             }
-
-            public var tlBoxed: ChatTheme { .chatThemeUniqueGift(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -9804,7 +9474,7 @@ extension Api {
         /// `messageReactions#0a339f0b flags:# min:flags.0?true can_see_list:flags.2?true reactions_as_tags:flags.3?true results:Vector<ReactionCount> recent_reactions:flags.1?Vector<MessagePeerReaction> top_reactors:flags.4?Vector<MessageReactor> = MessageReactions;`
         ///
         /// <https://core.telegram.org/constructor/messageReactions>
-        public final class Cons_messageReactions: Sendable, TLConstructorPayload {
+        public final class Cons_messageReactions: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let results: [Api.ReactionCount]
@@ -9833,8 +9503,6 @@ extension Api {
                 self.recentReactions = recentReactions
                 self.topReactors = topReactors
             }
-
-            public var tlBoxed: MessageReactions { .messageReactions(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -9921,7 +9589,7 @@ extension Api {
         /// `emojiGroup#7a9abda9 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;`
         ///
         /// <https://core.telegram.org/constructor/emojiGroup>
-        public final class Cons_emojiGroup: Sendable, TLConstructorPayload {
+        public final class Cons_emojiGroup: Sendable {
             public let title: String
             public let iconEmojiId: Int64
             public let emoticons: [String]
@@ -9931,14 +9599,12 @@ extension Api {
                 self.iconEmojiId = iconEmojiId
                 self.emoticons = emoticons
             }
-
-            public var tlBoxed: EmojiGroup { .emojiGroup(self) }
         }
 
         /// `emojiGroupGreeting#80d26cc7 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;`
         ///
         /// <https://core.telegram.org/constructor/emojiGroupGreeting>
-        public final class Cons_emojiGroupGreeting: Sendable, TLConstructorPayload {
+        public final class Cons_emojiGroupGreeting: Sendable {
             public let title: String
             public let iconEmojiId: Int64
             public let emoticons: [String]
@@ -9948,14 +9614,12 @@ extension Api {
                 self.iconEmojiId = iconEmojiId
                 self.emoticons = emoticons
             }
-
-            public var tlBoxed: EmojiGroup { .emojiGroupGreeting(self) }
         }
 
         /// `emojiGroupPremium#093bcf34 title:string icon_emoji_id:long = EmojiGroup;`
         ///
         /// <https://core.telegram.org/constructor/emojiGroupPremium>
-        public final class Cons_emojiGroupPremium: Sendable, TLConstructorPayload {
+        public final class Cons_emojiGroupPremium: Sendable {
             public let title: String
             public let iconEmojiId: Int64
 
@@ -9963,8 +9627,6 @@ extension Api {
                 self.title = title
                 self.iconEmojiId = iconEmojiId
             }
-
-            public var tlBoxed: EmojiGroup { .emojiGroupPremium(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -10074,7 +9736,7 @@ extension Api {
         /// `peerColor#b54b5acf flags:# color:flags.0?int background_emoji_id:flags.1?long = PeerColor;`
         ///
         /// <https://core.telegram.org/constructor/peerColor>
-        public final class Cons_peerColor: Sendable, TLConstructorPayload {
+        public final class Cons_peerColor: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let color: Int32?
@@ -10094,14 +9756,12 @@ extension Api {
                 self.color = color
                 self.backgroundEmojiId = backgroundEmojiId
             }
-
-            public var tlBoxed: PeerColor { .peerColor(self) }
         }
 
         /// `peerColorCollectible#b9c0639a flags:# collectible_id:long gift_emoji_id:long background_emoji_id:long accent_color:int colors:Vector<int> dark_accent_color:flags.0?int dark_colors:flags.1?Vector<int> = PeerColor;`
         ///
         /// <https://core.telegram.org/constructor/peerColorCollectible>
-        public final class Cons_peerColorCollectible: Sendable, TLConstructorPayload {
+        public final class Cons_peerColorCollectible: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let collectibleId: Int64
@@ -10136,21 +9796,17 @@ extension Api {
                 self.darkAccentColor = darkAccentColor
                 self.darkColors = darkColors
             }
-
-            public var tlBoxed: PeerColor { .peerColorCollectible(self) }
         }
 
         /// `inputPeerColorCollectible#b8ea86a9 collectible_id:long = PeerColor;`
         ///
         /// <https://core.telegram.org/constructor/inputPeerColorCollectible>
-        public struct Cons_inputPeerColorCollectible: Sendable, TLConstructorPayload {
+        public struct Cons_inputPeerColorCollectible: Sendable {
             public let collectibleId: Int64
 
             public init(collectibleId: Int64) {
                 self.collectibleId = collectibleId
             }
-
-            public var tlBoxed: PeerColor { .inputPeerColorCollectible(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -10294,7 +9950,7 @@ extension Api.help {
         /// `help.peerColors#00f8ed08 hash:int colors:Vector<help.PeerColorOption> = help.PeerColors;`
         ///
         /// <https://core.telegram.org/constructor/help.peerColors>
-        public final class Cons_peerColors: Sendable, TLConstructorPayload {
+        public final class Cons_peerColors: Sendable {
             public let hash: Int32
             public let colors: [Api.help.PeerColorOption]
 
@@ -10302,8 +9958,6 @@ extension Api.help {
                 self.hash = hash
                 self.colors = colors
             }
-
-            public var tlBoxed: PeerColors { .peerColors(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -10370,7 +10024,7 @@ extension Api {
         /// `birthday#6c8e1e06 flags:# day:int month:int year:flags.0?int = Birthday;`
         ///
         /// <https://core.telegram.org/constructor/birthday>
-        public final class Cons_birthday: Sendable, TLConstructorPayload {
+        public final class Cons_birthday: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let day: Int32
@@ -10392,8 +10046,6 @@ extension Api {
                 self.month = month
                 self.year = year
             }
-
-            public var tlBoxed: Birthday { .birthday(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -10465,7 +10117,7 @@ extension Api {
         /// `foundStory#e87acbc0 peer:Peer story:StoryItem = FoundStory;`
         ///
         /// <https://core.telegram.org/constructor/foundStory>
-        public final class Cons_foundStory: Sendable, TLConstructorPayload {
+        public final class Cons_foundStory: Sendable {
             public let peer: Api.Peer
             public let story: Api.StoryItem
 
@@ -10473,8 +10125,6 @@ extension Api {
                 self.peer = peer
                 self.story = story
             }
-
-            public var tlBoxed: FoundStory { .foundStory(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -10532,7 +10182,7 @@ extension Api {
         /// `geoPointAddress#de4c5d93 flags:# country_iso2:string state:flags.0?string city:flags.1?string street:flags.2?string = GeoPointAddress;`
         ///
         /// <https://core.telegram.org/constructor/geoPointAddress>
-        public final class Cons_geoPointAddress: Sendable, TLConstructorPayload {
+        public final class Cons_geoPointAddress: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let countryIso2: String
@@ -10559,8 +10209,6 @@ extension Api {
                 self.city = city
                 self.street = street
             }
-
-            public var tlBoxed: GeoPointAddress { .geoPointAddress(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -10645,7 +10293,7 @@ extension Api {
         /// `starGiftAuctionUserState#2eeed1c4 flags:# returned:flags.1?true bid_amount:flags.0?long bid_date:flags.0?int min_bid_amount:flags.0?long bid_peer:flags.0?Peer acquired_count:int = StarGiftAuctionUserState;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAuctionUserState>
-        public final class Cons_starGiftAuctionUserState: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftAuctionUserState: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let bidAmount: Int64?
@@ -10675,8 +10323,6 @@ extension Api {
                 self.bidPeer = bidPeer
                 self.acquiredCount = acquiredCount
             }
-
-            public var tlBoxed: StarGiftAuctionUserState { .starGiftAuctionUserState(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -10769,14 +10415,12 @@ extension Api.auth {
         /// `auth.passkeyLoginOptions#e2037789 options:DataJSON = auth.PasskeyLoginOptions;`
         ///
         /// <https://core.telegram.org/constructor/auth.passkeyLoginOptions>
-        public final class Cons_passkeyLoginOptions: Sendable, TLConstructorPayload {
+        public final class Cons_passkeyLoginOptions: Sendable {
             public let options: Api.DataJSON
 
             public init(options: Api.DataJSON) {
                 self.options = options
             }
-
-            public var tlBoxed: PasskeyLoginOptions { .passkeyLoginOptions(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -10830,7 +10474,7 @@ extension Api.bots {
         /// `bots.accessSettings#dd1fbf93 flags:# restricted:flags.0?true add_users:flags.1?Vector<User> = bots.AccessSettings;`
         ///
         /// <https://core.telegram.org/constructor/bots.accessSettings>
-        public final class Cons_accessSettings: Sendable, TLConstructorPayload {
+        public final class Cons_accessSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let addUsers: [Api.User]?
@@ -10848,8 +10492,6 @@ extension Api.bots {
                 self.flags = _flags
                 self.addUsers = addUsers
             }
-
-            public var tlBoxed: AccessSettings { .accessSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -10915,14 +10557,12 @@ extension Api.messages {
         /// `messages.composedRichMessageWithAI#4c4537c8 result:RichMessage = messages.ComposedRichMessageWithAI;`
         ///
         /// <https://core.telegram.org/constructor/messages.composedRichMessageWithAI>
-        public final class Cons_composedRichMessageWithAI: Sendable, TLConstructorPayload {
+        public final class Cons_composedRichMessageWithAI: Sendable {
             public let result: Api.RichMessage
 
             public init(result: Api.RichMessage) {
                 self.result = result
             }
-
-            public var tlBoxed: ComposedRichMessageWithAI { .composedRichMessageWithAI(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

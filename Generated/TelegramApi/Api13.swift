@@ -18,7 +18,7 @@ extension Api {
         /// `inputPhoneContact#6a1dc4be flags:# client_id:long phone:string first_name:string last_name:string note:flags.0?TextWithEntities = InputContact;`
         ///
         /// <https://core.telegram.org/constructor/inputPhoneContact>
-        public final class Cons_inputPhoneContact: Sendable, TLConstructorPayload {
+        public final class Cons_inputPhoneContact: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let clientId: Int64
@@ -46,8 +46,6 @@ extension Api {
                 self.lastName = lastName
                 self.note = note
             }
-
-            public var tlBoxed: InputContact { .inputPhoneContact(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -133,7 +131,7 @@ extension Api {
         /// `inputFile#f52ff27f id:long parts:int name:string md5_checksum:string = InputFile;`
         ///
         /// <https://core.telegram.org/constructor/inputFile>
-        public final class Cons_inputFile: Sendable, TLConstructorPayload {
+        public final class Cons_inputFile: Sendable {
             public let id: Int64
             public let parts: Int32
             public let name: String
@@ -145,14 +143,12 @@ extension Api {
                 self.name = name
                 self.md5Checksum = md5Checksum
             }
-
-            public var tlBoxed: InputFile { .inputFile(self) }
         }
 
         /// `inputFileBig#fa4f0bb5 id:long parts:int name:string = InputFile;`
         ///
         /// <https://core.telegram.org/constructor/inputFileBig>
-        public final class Cons_inputFileBig: Sendable, TLConstructorPayload {
+        public final class Cons_inputFileBig: Sendable {
             public let id: Int64
             public let parts: Int32
             public let name: String
@@ -162,21 +158,17 @@ extension Api {
                 self.parts = parts
                 self.name = name
             }
-
-            public var tlBoxed: InputFile { .inputFileBig(self) }
         }
 
         /// `inputFileStoryDocument#62dc8b48 id:InputDocument = InputFile;`
         ///
         /// <https://core.telegram.org/constructor/inputFileStoryDocument>
-        public final class Cons_inputFileStoryDocument: Sendable, TLConstructorPayload {
+        public final class Cons_inputFileStoryDocument: Sendable {
             public let id: Api.InputDocument
 
             public init(id: Api.InputDocument) {
                 self.id = id
             }
-
-            public var tlBoxed: InputFile { .inputFileStoryDocument(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -284,7 +276,7 @@ extension Api {
         /// `inputPhoto#3bb3b94a id:long access_hash:long file_reference:bytes = InputPhoto;`
         ///
         /// <https://core.telegram.org/constructor/inputPhoto>
-        public final class Cons_inputPhoto: Sendable, TLConstructorPayload {
+        public final class Cons_inputPhoto: Sendable {
             public let id: Int64
             public let accessHash: Int64
             public let fileReference: [UInt8]
@@ -294,8 +286,6 @@ extension Api {
                 self.accessHash = accessHash
                 self.fileReference = fileReference
             }
-
-            public var tlBoxed: InputPhoto { .inputPhoto(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -365,7 +355,7 @@ extension Api {
         /// `peerNotifySettings#99622c0c flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int ios_sound:flags.3?NotificationSound android_sound:flags.4?NotificationSound other_sound:flags.5?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_ios_sound:flags.8?NotificationSound stories_android_sound:flags.9?NotificationSound stories_other_sound:flags.10?NotificationSound = PeerNotifySettings;`
         ///
         /// <https://core.telegram.org/constructor/peerNotifySettings>
-        public final class Cons_peerNotifySettings: Sendable, TLConstructorPayload {
+        public final class Cons_peerNotifySettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let showPreviews: Bool?
@@ -421,8 +411,6 @@ extension Api {
                 self.storiesAndroidSound = storiesAndroidSound
                 self.storiesOtherSound = storiesOtherSound
             }
-
-            public var tlBoxed: PeerNotifySettings { .peerNotifySettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -563,7 +551,7 @@ extension Api {
         /// `encryptedFile#a8008cd8 id:long access_hash:long size:long dc_id:int key_fingerprint:int = EncryptedFile;`
         ///
         /// <https://core.telegram.org/constructor/encryptedFile>
-        public final class Cons_encryptedFile: Sendable, TLConstructorPayload {
+        public final class Cons_encryptedFile: Sendable {
             public let id: Int64
             public let accessHash: Int64
             public let size: Int64
@@ -577,8 +565,6 @@ extension Api {
                 self.dcId = dcId
                 self.keyFingerprint = keyFingerprint
             }
-
-            public var tlBoxed: EncryptedFile { .encryptedFile(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -654,7 +640,7 @@ extension Api.channels {
         /// `channels.channelParticipant#dfb80317 participant:ChannelParticipant chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channels.channelParticipant>
-        public final class Cons_channelParticipant: Sendable, TLConstructorPayload {
+        public final class Cons_channelParticipant: Sendable {
             public let participant: Api.ChannelParticipant
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -664,8 +650,6 @@ extension Api.channels {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: ChannelParticipant { .channelParticipant(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -726,7 +710,7 @@ extension Api {
         /// `highScore#73a379eb pos:int user_id:long score:int = HighScore;`
         ///
         /// <https://core.telegram.org/constructor/highScore>
-        public final class Cons_highScore: Sendable, TLConstructorPayload {
+        public final class Cons_highScore: Sendable {
             public let pos: Int32
             public let userId: Int64
             public let score: Int32
@@ -736,8 +720,6 @@ extension Api {
                 self.userId = userId
                 self.score = score
             }
-
-            public var tlBoxed: HighScore { .highScore(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -800,7 +782,7 @@ extension Api {
         /// `inputStickerSetItem#32da9e9c flags:# document:InputDocument emoji:string mask_coords:flags.0?MaskCoords keywords:flags.1?string = InputStickerSetItem;`
         ///
         /// <https://core.telegram.org/constructor/inputStickerSetItem>
-        public final class Cons_inputStickerSetItem: Sendable, TLConstructorPayload {
+        public final class Cons_inputStickerSetItem: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let document: Api.InputDocument
@@ -826,8 +808,6 @@ extension Api {
                 self.maskCoords = maskCoords
                 self.keywords = keywords
             }
-
-            public var tlBoxed: InputStickerSetItem { .inputStickerSetItem(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -945,7 +925,7 @@ extension Api {
         /// `secureValueErrorData#e8a40bd9 type:SecureValueType data_hash:bytes field:string text:string = SecureValueError;`
         ///
         /// <https://core.telegram.org/constructor/secureValueErrorData>
-        public final class Cons_secureValueErrorData: Sendable, TLConstructorPayload {
+        public final class Cons_secureValueErrorData: Sendable {
             public let type: Api.SecureValueType
             public let dataHash: [UInt8]
             public let field: String
@@ -957,14 +937,12 @@ extension Api {
                 self.field = field
                 self.text = text
             }
-
-            public var tlBoxed: SecureValueError { .secureValueErrorData(self) }
         }
 
         /// `secureValueErrorFrontSide#00be3dfa type:SecureValueType file_hash:bytes text:string = SecureValueError;`
         ///
         /// <https://core.telegram.org/constructor/secureValueErrorFrontSide>
-        public final class Cons_secureValueErrorFrontSide: Sendable, TLConstructorPayload {
+        public final class Cons_secureValueErrorFrontSide: Sendable {
             public let type: Api.SecureValueType
             public let fileHash: [UInt8]
             public let text: String
@@ -974,14 +952,12 @@ extension Api {
                 self.fileHash = fileHash
                 self.text = text
             }
-
-            public var tlBoxed: SecureValueError { .secureValueErrorFrontSide(self) }
         }
 
         /// `secureValueErrorReverseSide#868a2aa5 type:SecureValueType file_hash:bytes text:string = SecureValueError;`
         ///
         /// <https://core.telegram.org/constructor/secureValueErrorReverseSide>
-        public final class Cons_secureValueErrorReverseSide: Sendable, TLConstructorPayload {
+        public final class Cons_secureValueErrorReverseSide: Sendable {
             public let type: Api.SecureValueType
             public let fileHash: [UInt8]
             public let text: String
@@ -991,14 +967,12 @@ extension Api {
                 self.fileHash = fileHash
                 self.text = text
             }
-
-            public var tlBoxed: SecureValueError { .secureValueErrorReverseSide(self) }
         }
 
         /// `secureValueErrorSelfie#e537ced6 type:SecureValueType file_hash:bytes text:string = SecureValueError;`
         ///
         /// <https://core.telegram.org/constructor/secureValueErrorSelfie>
-        public final class Cons_secureValueErrorSelfie: Sendable, TLConstructorPayload {
+        public final class Cons_secureValueErrorSelfie: Sendable {
             public let type: Api.SecureValueType
             public let fileHash: [UInt8]
             public let text: String
@@ -1008,14 +982,12 @@ extension Api {
                 self.fileHash = fileHash
                 self.text = text
             }
-
-            public var tlBoxed: SecureValueError { .secureValueErrorSelfie(self) }
         }
 
         /// `secureValueErrorFile#7a700873 type:SecureValueType file_hash:bytes text:string = SecureValueError;`
         ///
         /// <https://core.telegram.org/constructor/secureValueErrorFile>
-        public final class Cons_secureValueErrorFile: Sendable, TLConstructorPayload {
+        public final class Cons_secureValueErrorFile: Sendable {
             public let type: Api.SecureValueType
             public let fileHash: [UInt8]
             public let text: String
@@ -1025,14 +997,12 @@ extension Api {
                 self.fileHash = fileHash
                 self.text = text
             }
-
-            public var tlBoxed: SecureValueError { .secureValueErrorFile(self) }
         }
 
         /// `secureValueErrorFiles#666220e9 type:SecureValueType file_hash:Vector<bytes> text:string = SecureValueError;`
         ///
         /// <https://core.telegram.org/constructor/secureValueErrorFiles>
-        public final class Cons_secureValueErrorFiles: Sendable, TLConstructorPayload {
+        public final class Cons_secureValueErrorFiles: Sendable {
             public let type: Api.SecureValueType
             public let fileHash: [[UInt8]]
             public let text: String
@@ -1042,14 +1012,12 @@ extension Api {
                 self.fileHash = fileHash
                 self.text = text
             }
-
-            public var tlBoxed: SecureValueError { .secureValueErrorFiles(self) }
         }
 
         /// `secureValueError#869d758f type:SecureValueType hash:bytes text:string = SecureValueError;`
         ///
         /// <https://core.telegram.org/constructor/secureValueError>
-        public final class Cons_secureValueError: Sendable, TLConstructorPayload {
+        public final class Cons_secureValueError: Sendable {
             public let type: Api.SecureValueType
             public let hash: [UInt8]
             public let text: String
@@ -1059,14 +1027,12 @@ extension Api {
                 self.hash = hash
                 self.text = text
             }
-
-            public var tlBoxed: SecureValueError { .secureValueError(self) }
         }
 
         /// `secureValueErrorTranslationFile#a1144770 type:SecureValueType file_hash:bytes text:string = SecureValueError;`
         ///
         /// <https://core.telegram.org/constructor/secureValueErrorTranslationFile>
-        public final class Cons_secureValueErrorTranslationFile: Sendable, TLConstructorPayload {
+        public final class Cons_secureValueErrorTranslationFile: Sendable {
             public let type: Api.SecureValueType
             public let fileHash: [UInt8]
             public let text: String
@@ -1076,14 +1042,12 @@ extension Api {
                 self.fileHash = fileHash
                 self.text = text
             }
-
-            public var tlBoxed: SecureValueError { .secureValueErrorTranslationFile(self) }
         }
 
         /// `secureValueErrorTranslationFiles#34636dd8 type:SecureValueType file_hash:Vector<bytes> text:string = SecureValueError;`
         ///
         /// <https://core.telegram.org/constructor/secureValueErrorTranslationFiles>
-        public final class Cons_secureValueErrorTranslationFiles: Sendable, TLConstructorPayload {
+        public final class Cons_secureValueErrorTranslationFiles: Sendable {
             public let type: Api.SecureValueType
             public let fileHash: [[UInt8]]
             public let text: String
@@ -1093,8 +1057,6 @@ extension Api {
                 self.fileHash = fileHash
                 self.text = text
             }
-
-            public var tlBoxed: SecureValueError { .secureValueErrorTranslationFiles(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1326,7 +1288,7 @@ extension Api {
         /// `pollAnswerVoters#3645230a flags:# chosen:flags.0?true correct:flags.1?true option:bytes voters:flags.2?int recent_voters:flags.2?Vector<Peer> = PollAnswerVoters;`
         ///
         /// <https://core.telegram.org/constructor/pollAnswerVoters>
-        public final class Cons_pollAnswerVoters: Sendable, TLConstructorPayload {
+        public final class Cons_pollAnswerVoters: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let option: [UInt8]
@@ -1352,8 +1314,6 @@ extension Api {
                 self.voters = voters
                 self.recentVoters = recentVoters
             }
-
-            public var tlBoxed: PollAnswerVoters { .pollAnswerVoters(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1430,7 +1390,7 @@ extension Api {
         /// `statsGroupTopAdmin#d7584c87 user_id:long deleted:int kicked:int banned:int = StatsGroupTopAdmin;`
         ///
         /// <https://core.telegram.org/constructor/statsGroupTopAdmin>
-        public final class Cons_statsGroupTopAdmin: Sendable, TLConstructorPayload {
+        public final class Cons_statsGroupTopAdmin: Sendable {
             public let userId: Int64
             public let deleted: Int32
             public let kicked: Int32
@@ -1442,8 +1402,6 @@ extension Api {
                 self.kicked = kicked
                 self.banned = banned
             }
-
-            public var tlBoxed: StatsGroupTopAdmin { .statsGroupTopAdmin(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1514,7 +1472,7 @@ extension Api {
         /// `messageReplyHeader#1b97dd66 flags:# reply_to_scheduled:flags.2?true forum_topic:flags.3?true quote:flags.9?true reply_to_ephemeral:flags.13?true reply_to_msg_id:flags.4?int reply_to_peer_id:flags.0?Peer reply_from:flags.5?MessageFwdHeader reply_media:flags.8?MessageMedia reply_to_top_id:flags.1?int quote_text:flags.6?string quote_entities:flags.7?Vector<MessageEntity> quote_offset:flags.10?int todo_item_id:flags.11?int poll_option:flags.12?bytes = MessageReplyHeader;`
         ///
         /// <https://core.telegram.org/constructor/messageReplyHeader>
-        public final class Cons_messageReplyHeader: Sendable, TLConstructorPayload {
+        public final class Cons_messageReplyHeader: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let replyToMsgId: Int32?
@@ -1574,14 +1532,12 @@ extension Api {
                 self.todoItemId = todoItemId
                 self.pollOption = pollOption
             }
-
-            public var tlBoxed: MessageReplyHeader { .messageReplyHeader(self) }
         }
 
         /// `messageReplyStoryHeader#0e5af939 peer:Peer story_id:int = MessageReplyHeader;`
         ///
         /// <https://core.telegram.org/constructor/messageReplyStoryHeader>
-        public final class Cons_messageReplyStoryHeader: Sendable, TLConstructorPayload {
+        public final class Cons_messageReplyStoryHeader: Sendable {
             public let peer: Api.Peer
             public let storyId: Int32
 
@@ -1589,8 +1545,6 @@ extension Api {
                 self.peer = peer
                 self.storyId = storyId
             }
-
-            public var tlBoxed: MessageReplyHeader { .messageReplyStoryHeader(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1772,33 +1726,29 @@ extension Api {
         /// `botCommandScopePeer#db9d897d peer:InputPeer = BotCommandScope;`
         ///
         /// <https://core.telegram.org/constructor/botCommandScopePeer>
-        public final class Cons_botCommandScopePeer: Sendable, TLConstructorPayload {
+        public final class Cons_botCommandScopePeer: Sendable {
             public let peer: Api.InputPeer
 
             public init(peer: Api.InputPeer) {
                 self.peer = peer
             }
-
-            public var tlBoxed: BotCommandScope { .botCommandScopePeer(self) }
         }
 
         /// `botCommandScopePeerAdmins#3fd863d1 peer:InputPeer = BotCommandScope;`
         ///
         /// <https://core.telegram.org/constructor/botCommandScopePeerAdmins>
-        public final class Cons_botCommandScopePeerAdmins: Sendable, TLConstructorPayload {
+        public final class Cons_botCommandScopePeerAdmins: Sendable {
             public let peer: Api.InputPeer
 
             public init(peer: Api.InputPeer) {
                 self.peer = peer
             }
-
-            public var tlBoxed: BotCommandScope { .botCommandScopePeerAdmins(self) }
         }
 
         /// `botCommandScopePeerUser#0a1321f3 peer:InputPeer user_id:InputUser = BotCommandScope;`
         ///
         /// <https://core.telegram.org/constructor/botCommandScopePeerUser>
-        public final class Cons_botCommandScopePeerUser: Sendable, TLConstructorPayload {
+        public final class Cons_botCommandScopePeerUser: Sendable {
             public let peer: Api.InputPeer
             public let userId: Api.InputUser
 
@@ -1806,8 +1756,6 @@ extension Api {
                 self.peer = peer
                 self.userId = userId
             }
-
-            public var tlBoxed: BotCommandScope { .botCommandScopePeerUser(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1926,7 +1874,7 @@ extension Api.help {
         /// `help.appConfig#dd18782e hash:int config:JSONValue = help.AppConfig;`
         ///
         /// <https://core.telegram.org/constructor/help.appConfig>
-        public final class Cons_appConfig: Sendable, TLConstructorPayload {
+        public final class Cons_appConfig: Sendable {
             public let hash: Int32
             public let config: Api.JSONValue
 
@@ -1934,8 +1882,6 @@ extension Api.help {
                 self.hash = hash
                 self.config = config
             }
-
-            public var tlBoxed: AppConfig { .appConfig(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2002,7 +1948,7 @@ extension Api {
         /// `exportedChatlistInvite#0c5181ac flags:# title:string url:string peers:Vector<Peer> = ExportedChatlistInvite;`
         ///
         /// <https://core.telegram.org/constructor/exportedChatlistInvite>
-        public final class Cons_exportedChatlistInvite: Sendable, TLConstructorPayload {
+        public final class Cons_exportedChatlistInvite: Sendable {
             public let title: String
             public let url: String
             public let peers: [Api.Peer]
@@ -2015,8 +1961,6 @@ extension Api {
 
             /// The `flags` word: no field of this constructor depends on it.
             public var flags: Int32 { 0 }
-
-            public var tlBoxed: ExportedChatlistInvite { .exportedChatlistInvite(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2083,7 +2027,7 @@ extension Api.chatlists {
         /// `chatlists.exportedInvites#10ab6dc7 invites:Vector<ExportedChatlistInvite> chats:Vector<Chat> users:Vector<User> = chatlists.ExportedInvites;`
         ///
         /// <https://core.telegram.org/constructor/chatlists.exportedInvites>
-        public final class Cons_exportedInvites: Sendable, TLConstructorPayload {
+        public final class Cons_exportedInvites: Sendable {
             public let invites: [Api.ExportedChatlistInvite]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -2093,8 +2037,6 @@ extension Api.chatlists {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: ExportedInvites { .exportedInvites(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2160,20 +2102,18 @@ extension Api {
         /// `publicForwardMessage#01f2bf4a message:Message = PublicForward;`
         ///
         /// <https://core.telegram.org/constructor/publicForwardMessage>
-        public final class Cons_publicForwardMessage: Sendable, TLConstructorPayload {
+        public final class Cons_publicForwardMessage: Sendable {
             public let message: Api.Message
 
             public init(message: Api.Message) {
                 self.message = message
             }
-
-            public var tlBoxed: PublicForward { .publicForwardMessage(self) }
         }
 
         /// `publicForwardStory#edf3add0 peer:Peer story:StoryItem = PublicForward;`
         ///
         /// <https://core.telegram.org/constructor/publicForwardStory>
-        public final class Cons_publicForwardStory: Sendable, TLConstructorPayload {
+        public final class Cons_publicForwardStory: Sendable {
             public let peer: Api.Peer
             public let story: Api.StoryItem
 
@@ -2181,8 +2121,6 @@ extension Api {
                 self.peer = peer
                 self.story = story
             }
-
-            public var tlBoxed: PublicForward { .publicForwardStory(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2254,7 +2192,7 @@ extension Api.stats {
         /// `stats.publicForwards#93037e20 flags:# count:int forwards:Vector<PublicForward> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stats.PublicForwards;`
         ///
         /// <https://core.telegram.org/constructor/stats.publicForwards>
-        public final class Cons_publicForwards: Sendable, TLConstructorPayload {
+        public final class Cons_publicForwards: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -2282,8 +2220,6 @@ extension Api.stats {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: PublicForwards { .publicForwards(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2361,7 +2297,7 @@ extension Api {
         /// `savedReactionTag#cb6ff828 flags:# reaction:Reaction title:flags.0?string count:int = SavedReactionTag;`
         ///
         /// <https://core.telegram.org/constructor/savedReactionTag>
-        public final class Cons_savedReactionTag: Sendable, TLConstructorPayload {
+        public final class Cons_savedReactionTag: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let reaction: Api.Reaction
@@ -2383,8 +2319,6 @@ extension Api {
                 self.title = title
                 self.count = count
             }
-
-            public var tlBoxed: SavedReactionTag { .savedReactionTag(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2456,7 +2390,7 @@ extension Api {
         /// `smsJob#e6a1eeb8 job_id:string phone_number:string text:string = SmsJob;`
         ///
         /// <https://core.telegram.org/constructor/smsJob>
-        public final class Cons_smsJob: Sendable, TLConstructorPayload {
+        public final class Cons_smsJob: Sendable {
             public let jobId: String
             public let phoneNumber: String
             public let text: String
@@ -2466,8 +2400,6 @@ extension Api {
                 self.phoneNumber = phoneNumber
                 self.text = text
             }
-
-            public var tlBoxed: SmsJob { .smsJob(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2528,7 +2460,7 @@ extension Api {
         /// `businessWorkHours#8c92b098 flags:# open_now:flags.0?true timezone_id:string weekly_open:Vector<BusinessWeeklyOpen> = BusinessWorkHours;`
         ///
         /// <https://core.telegram.org/constructor/businessWorkHours>
-        public final class Cons_businessWorkHours: Sendable, TLConstructorPayload {
+        public final class Cons_businessWorkHours: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let timezoneId: String
@@ -2548,8 +2480,6 @@ extension Api {
                 self.timezoneId = timezoneId
                 self.weeklyOpen = weeklyOpen
             }
-
-            public var tlBoxed: BusinessWorkHours { .businessWorkHours(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2613,7 +2543,7 @@ extension Api.payments {
         /// `payments.uniqueStarGift#416c56e8 gift:StarGift chats:Vector<Chat> users:Vector<User> = payments.UniqueStarGift;`
         ///
         /// <https://core.telegram.org/constructor/payments.uniqueStarGift>
-        public final class Cons_uniqueStarGift: Sendable, TLConstructorPayload {
+        public final class Cons_uniqueStarGift: Sendable {
             public let gift: Api.StarGift
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -2623,8 +2553,6 @@ extension Api.payments {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: UniqueStarGift { .uniqueStarGift(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

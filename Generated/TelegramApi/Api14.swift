@@ -23,7 +23,7 @@ extension Api.contacts {
         /// `contacts.blocked#0ade1591 blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;`
         ///
         /// <https://core.telegram.org/constructor/contacts.blocked>
-        public final class Cons_blocked: Sendable, TLConstructorPayload {
+        public final class Cons_blocked: Sendable {
             public let blocked: [Api.PeerBlocked]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -33,14 +33,12 @@ extension Api.contacts {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: Blocked { .blocked(self) }
         }
 
         /// `contacts.blockedSlice#e1664194 count:int blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;`
         ///
         /// <https://core.telegram.org/constructor/contacts.blockedSlice>
-        public final class Cons_blockedSlice: Sendable, TLConstructorPayload {
+        public final class Cons_blockedSlice: Sendable {
             public let count: Int32
             public let blocked: [Api.PeerBlocked]
             public let chats: [Api.Chat]
@@ -52,8 +50,6 @@ extension Api.contacts {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: Blocked { .blockedSlice(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -140,7 +136,7 @@ extension Api {
         /// `receivedNotifyMessage#a384b779 id:int flags:int = ReceivedNotifyMessage;`
         ///
         /// <https://core.telegram.org/constructor/receivedNotifyMessage>
-        public struct Cons_receivedNotifyMessage: Sendable, TLConstructorPayload {
+        public struct Cons_receivedNotifyMessage: Sendable {
             public let id: Int32
             public let flags: Int32
 
@@ -148,8 +144,6 @@ extension Api {
                 self.id = id
                 self.flags = flags
             }
-
-            public var tlBoxed: ReceivedNotifyMessage { .receivedNotifyMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -209,7 +203,7 @@ extension Api {
         /// `botInfo#4d8a0299 flags:# has_preview_medias:flags.6?true user_id:flags.0?long description:flags.1?string description_photo:flags.4?Photo description_document:flags.5?Document commands:flags.2?Vector<BotCommand> menu_button:flags.3?BotMenuButton privacy_policy_url:flags.7?string app_settings:flags.8?BotAppSettings verifier_settings:flags.9?BotVerifierSettings = BotInfo;`
         ///
         /// <https://core.telegram.org/constructor/botInfo>
-        public final class Cons_botInfo: Sendable, TLConstructorPayload {
+        public final class Cons_botInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64?
@@ -259,8 +253,6 @@ extension Api {
                 self.appSettings = appSettings
                 self.verifierSettings = verifierSettings
             }
-
-            public var tlBoxed: BotInfo { .botInfo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -395,7 +387,7 @@ extension Api {
         /// `stickerSetCovered#6410a5d2 set:StickerSet cover:Document = StickerSetCovered;`
         ///
         /// <https://core.telegram.org/constructor/stickerSetCovered>
-        public final class Cons_stickerSetCovered: Sendable, TLConstructorPayload {
+        public final class Cons_stickerSetCovered: Sendable {
             public let set: Api.StickerSet
             public let cover: Api.Document
 
@@ -403,14 +395,12 @@ extension Api {
                 self.set = set
                 self.cover = cover
             }
-
-            public var tlBoxed: StickerSetCovered { .stickerSetCovered(self) }
         }
 
         /// `stickerSetMultiCovered#3407e51b set:StickerSet covers:Vector<Document> = StickerSetCovered;`
         ///
         /// <https://core.telegram.org/constructor/stickerSetMultiCovered>
-        public final class Cons_stickerSetMultiCovered: Sendable, TLConstructorPayload {
+        public final class Cons_stickerSetMultiCovered: Sendable {
             public let set: Api.StickerSet
             public let covers: [Api.Document]
 
@@ -418,14 +408,12 @@ extension Api {
                 self.set = set
                 self.covers = covers
             }
-
-            public var tlBoxed: StickerSetCovered { .stickerSetMultiCovered(self) }
         }
 
         /// `stickerSetFullCovered#40d13c0e set:StickerSet packs:Vector<StickerPack> keywords:Vector<StickerKeyword> documents:Vector<Document> = StickerSetCovered;`
         ///
         /// <https://core.telegram.org/constructor/stickerSetFullCovered>
-        public final class Cons_stickerSetFullCovered: Sendable, TLConstructorPayload {
+        public final class Cons_stickerSetFullCovered: Sendable {
             public let set: Api.StickerSet
             public let packs: [Api.StickerPack]
             public let keywords: [Api.StickerKeyword]
@@ -437,21 +425,17 @@ extension Api {
                 self.keywords = keywords
                 self.documents = documents
             }
-
-            public var tlBoxed: StickerSetCovered { .stickerSetFullCovered(self) }
         }
 
         /// `stickerSetNoCovered#77b15d1c set:StickerSet = StickerSetCovered;`
         ///
         /// <https://core.telegram.org/constructor/stickerSetNoCovered>
-        public final class Cons_stickerSetNoCovered: Sendable, TLConstructorPayload {
+        public final class Cons_stickerSetNoCovered: Sendable {
             public let set: Api.StickerSet
 
             public init(set: Api.StickerSet) {
                 self.set = set
             }
-
-            public var tlBoxed: StickerSetCovered { .stickerSetNoCovered(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -565,7 +549,7 @@ extension Api.upload {
         /// `upload.webFile#21e753bc size:int mime_type:string file_type:storage.FileType mtime:int bytes:bytes = upload.WebFile;`
         ///
         /// <https://core.telegram.org/constructor/upload.webFile>
-        public final class Cons_webFile: Sendable, TLConstructorPayload {
+        public final class Cons_webFile: Sendable {
             public let size: Int32
             public let mimeType: String
             public let fileType: Api.storage.FileType
@@ -579,8 +563,6 @@ extension Api.upload {
                 self.mtime = mtime
                 self.bytes = bytes
             }
-
-            public var tlBoxed: WebFile { .webFile(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -649,7 +631,7 @@ extension Api.account {
         /// `account.webAuthorizations#ed56c9fc authorizations:Vector<WebAuthorization> users:Vector<User> = account.WebAuthorizations;`
         ///
         /// <https://core.telegram.org/constructor/account.webAuthorizations>
-        public final class Cons_webAuthorizations: Sendable, TLConstructorPayload {
+        public final class Cons_webAuthorizations: Sendable {
             public let authorizations: [Api.WebAuthorization]
             public let users: [Api.User]
 
@@ -657,8 +639,6 @@ extension Api.account {
                 self.authorizations = authorizations
                 self.users = users
             }
-
-            public var tlBoxed: WebAuthorizations { .webAuthorizations(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -716,7 +696,7 @@ extension Api.messages {
         /// `messages.messageViews#b6c4f543 views:Vector<MessageViews> chats:Vector<Chat> users:Vector<User> = messages.MessageViews;`
         ///
         /// <https://core.telegram.org/constructor/messages.messageViews>
-        public final class Cons_messageViews: Sendable, TLConstructorPayload {
+        public final class Cons_messageViews: Sendable {
             public let views: [Api.MessageViews]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -726,8 +706,6 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: MessageViews { .messageViews(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -788,7 +766,7 @@ extension Api {
         /// `storyFwdHeader#b826e150 flags:# modified:flags.3?true from:flags.0?Peer from_name:flags.1?string story_id:flags.2?int = StoryFwdHeader;`
         ///
         /// <https://core.telegram.org/constructor/storyFwdHeader>
-        public final class Cons_storyFwdHeader: Sendable, TLConstructorPayload {
+        public final class Cons_storyFwdHeader: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let from: Api.Peer?
@@ -814,8 +792,6 @@ extension Api {
                 self.fromName = fromName
                 self.storyId = storyId
             }
-
-            public var tlBoxed: StoryFwdHeader { .storyFwdHeader(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -895,7 +871,7 @@ extension Api.stats {
         /// `stats.storyStats#50cd067c views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.StoryStats;`
         ///
         /// <https://core.telegram.org/constructor/stats.storyStats>
-        public final class Cons_storyStats: Sendable, TLConstructorPayload {
+        public final class Cons_storyStats: Sendable {
             public let viewsGraph: Api.StatsGraph
             public let reactionsByEmotionGraph: Api.StatsGraph
 
@@ -903,8 +879,6 @@ extension Api.stats {
                 self.viewsGraph = viewsGraph
                 self.reactionsByEmotionGraph = reactionsByEmotionGraph
             }
-
-            public var tlBoxed: StoryStats { .storyStats(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -962,7 +936,7 @@ extension Api {
         /// `starRefProgram#dd0c66f2 flags:# bot_id:long commission_permille:int duration_months:flags.0?int end_date:flags.1?int daily_revenue_per_user:flags.2?StarsAmount = StarRefProgram;`
         ///
         /// <https://core.telegram.org/constructor/starRefProgram>
-        public final class Cons_starRefProgram: Sendable, TLConstructorPayload {
+        public final class Cons_starRefProgram: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let botId: Int64
@@ -992,8 +966,6 @@ extension Api {
                 self.endDate = endDate
                 self.dailyRevenuePerUser = dailyRevenuePerUser
             }
-
-            public var tlBoxed: StarRefProgram { .starRefProgram(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1079,7 +1051,7 @@ extension Api {
         /// `connectedBotStarRef#19a13f71 flags:# revoked:flags.1?true url:string date:int bot_id:long commission_permille:int duration_months:flags.0?int participants:long revenue:long = ConnectedBotStarRef;`
         ///
         /// <https://core.telegram.org/constructor/connectedBotStarRef>
-        public final class Cons_connectedBotStarRef: Sendable, TLConstructorPayload {
+        public final class Cons_connectedBotStarRef: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let url: String
@@ -1115,8 +1087,6 @@ extension Api {
                 self.participants = participants
                 self.revenue = revenue
             }
-
-            public var tlBoxed: ConnectedBotStarRef { .connectedBotStarRef(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1202,7 +1172,7 @@ extension Api.payments {
         /// `payments.savedStarGifts#95f389b1 flags:# count:int chat_notifications_enabled:flags.1?Bool gifts:Vector<SavedStarGift> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.SavedStarGifts;`
         ///
         /// <https://core.telegram.org/constructor/payments.savedStarGifts>
-        public final class Cons_savedStarGifts: Sendable, TLConstructorPayload {
+        public final class Cons_savedStarGifts: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -1234,8 +1204,6 @@ extension Api.payments {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: SavedStarGifts { .savedStarGifts(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1321,7 +1289,7 @@ extension Api {
         /// `inputMessageReadMetric#402b4495 msg_id:int view_id:long time_in_view_ms:int active_time_in_view_ms:int height_to_viewport_ratio_permille:int seen_range_ratio_permille:int = InputMessageReadMetric;`
         ///
         /// <https://core.telegram.org/constructor/inputMessageReadMetric>
-        public final class Cons_inputMessageReadMetric: Sendable, TLConstructorPayload {
+        public final class Cons_inputMessageReadMetric: Sendable {
             public let msgId: Int32
             public let viewId: Int64
             public let timeInViewMs: Int32
@@ -1337,8 +1305,6 @@ extension Api {
                 self.heightToViewportRatioPermille = heightToViewportRatioPermille
                 self.seenRangeRatioPermille = seenRangeRatioPermille
             }
-
-            public var tlBoxed: InputMessageReadMetric { .inputMessageReadMetric(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1410,7 +1376,7 @@ extension Api {
         /// `richMessage#baf39d8b flags:# rtl:flags.0?true part:flags.1?true blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> = RichMessage;`
         ///
         /// <https://core.telegram.org/constructor/richMessage>
-        public final class Cons_richMessage: Sendable, TLConstructorPayload {
+        public final class Cons_richMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let blocks: [Api.PageBlock]
@@ -1435,8 +1401,6 @@ extension Api {
                 self.photos = photos
                 self.documents = documents
             }
-
-            public var tlBoxed: RichMessage { .richMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1508,7 +1472,7 @@ extension Api.ephemeral {
         /// `ephemeral.welcomeMessages#104fc872 hash:long messages:Vector<EphemeralMessage> = ephemeral.WelcomeMessages;`
         ///
         /// <https://core.telegram.org/constructor/ephemeral.welcomeMessages>
-        public final class Cons_welcomeMessages: Sendable, TLConstructorPayload {
+        public final class Cons_welcomeMessages: Sendable {
             public let hash: Int64
             public let messages: [Api.EphemeralMessage]
 
@@ -1516,8 +1480,6 @@ extension Api.ephemeral {
                 self.hash = hash
                 self.messages = messages
             }
-
-            public var tlBoxed: WelcomeMessages { .welcomeMessages(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

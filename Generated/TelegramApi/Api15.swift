@@ -23,7 +23,7 @@ extension Api.messages {
         /// `messages.foundStickerSets#8af09dd2 hash:long sets:Vector<StickerSetCovered> = messages.FoundStickerSets;`
         ///
         /// <https://core.telegram.org/constructor/messages.foundStickerSets>
-        public final class Cons_foundStickerSets: Sendable, TLConstructorPayload {
+        public final class Cons_foundStickerSets: Sendable {
             public let hash: Int64
             public let sets: [Api.StickerSetCovered]
 
@@ -31,8 +31,6 @@ extension Api.messages {
                 self.hash = hash
                 self.sets = sets
             }
-
-            public var tlBoxed: FoundStickerSets { .foundStickerSets(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -99,7 +97,7 @@ extension Api {
         /// `statsGroupTopPoster#9d04af9b user_id:long messages:int avg_chars:int = StatsGroupTopPoster;`
         ///
         /// <https://core.telegram.org/constructor/statsGroupTopPoster>
-        public final class Cons_statsGroupTopPoster: Sendable, TLConstructorPayload {
+        public final class Cons_statsGroupTopPoster: Sendable {
             public let userId: Int64
             public let messages: Int32
             public let avgChars: Int32
@@ -109,8 +107,6 @@ extension Api {
                 self.messages = messages
                 self.avgChars = avgChars
             }
-
-            public var tlBoxed: StatsGroupTopPoster { .statsGroupTopPoster(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -173,7 +169,7 @@ extension Api {
         /// `peerBlocked#e8fd8014 peer_id:Peer date:int = PeerBlocked;`
         ///
         /// <https://core.telegram.org/constructor/peerBlocked>
-        public final class Cons_peerBlocked: Sendable, TLConstructorPayload {
+        public final class Cons_peerBlocked: Sendable {
             public let peerId: Api.Peer
             public let date: Int32
 
@@ -181,8 +177,6 @@ extension Api {
                 self.peerId = peerId
                 self.date = date
             }
-
-            public var tlBoxed: PeerBlocked { .peerBlocked(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -240,7 +234,7 @@ extension Api {
         /// `businessIntro#5a0a066d flags:# title:string description:string sticker:flags.0?Document = BusinessIntro;`
         ///
         /// <https://core.telegram.org/constructor/businessIntro>
-        public final class Cons_businessIntro: Sendable, TLConstructorPayload {
+        public final class Cons_businessIntro: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let title: String
@@ -262,8 +256,6 @@ extension Api {
                 self.description = description
                 self.sticker = sticker
             }
-
-            public var tlBoxed: BusinessIntro { .businessIntro(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -333,14 +325,12 @@ extension Api.payments {
         /// `payments.starsRevenueAdsAccountUrl#394e7f21 url:string = payments.StarsRevenueAdsAccountUrl;`
         ///
         /// <https://core.telegram.org/constructor/payments.starsRevenueAdsAccountUrl>
-        public final class Cons_starsRevenueAdsAccountUrl: Sendable, TLConstructorPayload {
+        public final class Cons_starsRevenueAdsAccountUrl: Sendable {
             public let url: String
 
             public init(url: String) {
                 self.url = url
             }
-
-            public var tlBoxed: StarsRevenueAdsAccountUrl { .starsRevenueAdsAccountUrl(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -394,7 +384,7 @@ extension Api {
         /// `starsSubscriptionPricing#05416d58 period:int amount:long = StarsSubscriptionPricing;`
         ///
         /// <https://core.telegram.org/constructor/starsSubscriptionPricing>
-        public final class Cons_starsSubscriptionPricing: Sendable, TLConstructorPayload {
+        public final class Cons_starsSubscriptionPricing: Sendable {
             public let period: Int32
             public let amount: Int64
 
@@ -402,8 +392,6 @@ extension Api {
                 self.period = period
                 self.amount = amount
             }
-
-            public var tlBoxed: StarsSubscriptionPricing { .starsSubscriptionPricing(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -468,20 +456,18 @@ extension Api.messages {
         /// `messages.chatInviteJoinResultOk#445663a7 updates:Updates = messages.ChatInviteJoinResult;`
         ///
         /// <https://core.telegram.org/constructor/messages.chatInviteJoinResultOk>
-        public final class Cons_chatInviteJoinResultOk: Sendable, TLConstructorPayload {
+        public final class Cons_chatInviteJoinResultOk: Sendable {
             public let updates: Api.Updates
 
             public init(updates: Api.Updates) {
                 self.updates = updates
             }
-
-            public var tlBoxed: ChatInviteJoinResult { .chatInviteJoinResultOk(self) }
         }
 
         /// `messages.chatInviteJoinResultWebView#61ca29d3 bot_id:long query_id:long users:Vector<User> = messages.ChatInviteJoinResult;`
         ///
         /// <https://core.telegram.org/constructor/messages.chatInviteJoinResultWebView>
-        public final class Cons_chatInviteJoinResultWebView: Sendable, TLConstructorPayload {
+        public final class Cons_chatInviteJoinResultWebView: Sendable {
             public let botId: Int64
             public let queryId: Int64
             public let users: [Api.User]
@@ -491,8 +477,6 @@ extension Api.messages {
                 self.queryId = queryId
                 self.users = users
             }
-
-            public var tlBoxed: ChatInviteJoinResult { .chatInviteJoinResultWebView(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

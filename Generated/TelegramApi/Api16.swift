@@ -108,7 +108,7 @@ extension Api {
         /// `messageMediaPhoto#e216eb63 flags:# spoiler:flags.3?true live_photo:flags.4?true photo:flags.0?Photo ttl_seconds:flags.2?int video:flags.4?Document = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaPhoto>
-        public final class Cons_messageMediaPhoto: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaPhoto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let photo: Api.Photo?
@@ -136,27 +136,23 @@ extension Api {
                 self.ttlSeconds = ttlSeconds
                 self.video = video
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaPhoto(self) }
         }
 
         /// `messageMediaGeo#56e0d474 geo:GeoPoint = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaGeo>
-        public final class Cons_messageMediaGeo: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaGeo: Sendable {
             public let geo: Api.GeoPoint
 
             public init(geo: Api.GeoPoint) {
                 self.geo = geo
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaGeo(self) }
         }
 
         /// `messageMediaContact#70322949 phone_number:string first_name:string last_name:string vcard:string user_id:long = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaContact>
-        public final class Cons_messageMediaContact: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaContact: Sendable {
             public let phoneNumber: String
             public let firstName: String
             public let lastName: String
@@ -170,14 +166,12 @@ extension Api {
                 self.vcard = vcard
                 self.userId = userId
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaContact(self) }
         }
 
         /// `messageMediaDocument#52d8ccd9 flags:# nopremium:flags.3?true spoiler:flags.4?true video:flags.6?true round:flags.7?true voice:flags.8?true document:flags.0?Document alt_documents:flags.5?Vector<Document> video_cover:flags.9?Photo video_timestamp:flags.10?int ttl_seconds:flags.2?int = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaDocument>
-        public final class Cons_messageMediaDocument: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaDocument: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let document: Api.Document?
@@ -219,14 +213,12 @@ extension Api {
                 self.videoTimestamp = videoTimestamp
                 self.ttlSeconds = ttlSeconds
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaDocument(self) }
         }
 
         /// `messageMediaWebPage#ddf10c3b flags:# force_large_media:flags.0?true force_small_media:flags.1?true manual:flags.3?true safe:flags.4?true webpage:WebPage = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaWebPage>
-        public final class Cons_messageMediaWebPage: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaWebPage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let webpage: Api.WebPage
@@ -249,14 +241,12 @@ extension Api {
                 self.flags = _flags
                 self.webpage = webpage
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaWebPage(self) }
         }
 
         /// `messageMediaVenue#2ec0533f geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaVenue>
-        public final class Cons_messageMediaVenue: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaVenue: Sendable {
             public let geo: Api.GeoPoint
             public let title: String
             public let address: String
@@ -272,27 +262,23 @@ extension Api {
                 self.venueId = venueId
                 self.venueType = venueType
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaVenue(self) }
         }
 
         /// `messageMediaGame#fdb19008 game:Game = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaGame>
-        public final class Cons_messageMediaGame: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaGame: Sendable {
             public let game: Api.Game
 
             public init(game: Api.Game) {
                 self.game = game
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaGame(self) }
         }
 
         /// `messageMediaInvoice#f6a548d3 flags:# shipping_address_requested:flags.1?true test:flags.3?true title:string description:string photo:flags.0?WebDocument receipt_msg_id:flags.2?int currency:string total_amount:long start_param:string extended_media:flags.4?MessageExtendedMedia = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaInvoice>
-        public final class Cons_messageMediaInvoice: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaInvoice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let title: String
@@ -335,14 +321,12 @@ extension Api {
                 self.startParam = startParam
                 self.extendedMedia = extendedMedia
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaInvoice(self) }
         }
 
         /// `messageMediaGeoLive#b940c666 flags:# geo:GeoPoint heading:flags.0?int period:int proximity_notification_radius:flags.1?int = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaGeoLive>
-        public final class Cons_messageMediaGeoLive: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaGeoLive: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let geo: Api.GeoPoint
@@ -368,14 +352,12 @@ extension Api {
                 self.period = period
                 self.proximityNotificationRadius = proximityNotificationRadius
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaGeoLive(self) }
         }
 
         /// `messageMediaPoll#773f4e66 flags:# poll:Poll results:PollResults attached_media:flags.0?MessageMedia = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaPoll>
-        public final class Cons_messageMediaPoll: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaPoll: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let poll: Api.Poll
@@ -397,14 +379,12 @@ extension Api {
                 self.results = results
                 self.attachedMedia = attachedMedia
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaPoll(self) }
         }
 
         /// `messageMediaDice#08cbec07 flags:# value:int emoticon:string game_outcome:flags.0?messages.EmojiGameOutcome = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaDice>
-        public final class Cons_messageMediaDice: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaDice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let value: Int32
@@ -426,14 +406,12 @@ extension Api {
                 self.emoticon = emoticon
                 self.gameOutcome = gameOutcome
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaDice(self) }
         }
 
         /// `messageMediaStory#68cb6283 flags:# via_mention:flags.1?true peer:Peer id:int story:flags.0?StoryItem = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaStory>
-        public final class Cons_messageMediaStory: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaStory: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -457,14 +435,12 @@ extension Api {
                 self.id = id
                 self.story = story
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaStory(self) }
         }
 
         /// `messageMediaGiveaway#aa073beb flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.2?true channels:Vector<long> countries_iso2:flags.1?Vector<string> prize_description:flags.3?string quantity:int months:flags.4?int stars:flags.5?long until_date:int = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaGiveaway>
-        public final class Cons_messageMediaGiveaway: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaGiveaway: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let channels: [Int64]
@@ -505,14 +481,12 @@ extension Api {
                 self.stars = stars
                 self.untilDate = untilDate
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaGiveaway(self) }
         }
 
         /// `messageMediaGiveawayResults#ceaa3ea1 flags:# only_new_subscribers:flags.0?true refunded:flags.2?true channel_id:long additional_peers_count:flags.3?int launch_msg_id:int winners_count:int unclaimed_count:int winners:Vector<long> months:flags.4?int stars:flags.5?long prize_description:flags.1?string until_date:int = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaGiveawayResults>
-        public final class Cons_messageMediaGiveawayResults: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaGiveawayResults: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let channelId: Int64
@@ -562,14 +536,12 @@ extension Api {
                 self.prizeDescription = prizeDescription
                 self.untilDate = untilDate
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaGiveawayResults(self) }
         }
 
         /// `messageMediaPaidMedia#a8852491 stars_amount:long extended_media:Vector<MessageExtendedMedia> = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaPaidMedia>
-        public final class Cons_messageMediaPaidMedia: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaPaidMedia: Sendable {
             public let starsAmount: Int64
             public let extendedMedia: [Api.MessageExtendedMedia]
 
@@ -577,14 +549,12 @@ extension Api {
                 self.starsAmount = starsAmount
                 self.extendedMedia = extendedMedia
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaPaidMedia(self) }
         }
 
         /// `messageMediaToDo#8a53b014 flags:# todo:TodoList completions:flags.0?Vector<TodoCompletion> = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaToDo>
-        public final class Cons_messageMediaToDo: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaToDo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let todo: Api.TodoList
@@ -603,14 +573,12 @@ extension Api {
                 self.todo = todo
                 self.completions = completions
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaToDo(self) }
         }
 
         /// `messageMediaVideoStream#ca5cab89 flags:# rtmp_stream:flags.0?true call:InputGroupCall = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaVideoStream>
-        public final class Cons_messageMediaVideoStream: Sendable, TLConstructorPayload {
+        public final class Cons_messageMediaVideoStream: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let call: Api.InputGroupCall
@@ -627,8 +595,6 @@ extension Api {
                 self.flags = _flags
                 self.call = call
             }
-
-            public var tlBoxed: MessageMedia { .messageMediaVideoStream(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1273,20 +1239,18 @@ extension Api.messages {
         /// `messages.sentEncryptedMessage#560f8935 date:int = messages.SentEncryptedMessage;`
         ///
         /// <https://core.telegram.org/constructor/messages.sentEncryptedMessage>
-        public struct Cons_sentEncryptedMessage: Sendable, TLConstructorPayload {
+        public struct Cons_sentEncryptedMessage: Sendable {
             public let date: Int32
 
             public init(date: Int32) {
                 self.date = date
             }
-
-            public var tlBoxed: SentEncryptedMessage { .sentEncryptedMessage(self) }
         }
 
         /// `messages.sentEncryptedFile#9493ff32 date:int file:EncryptedFile = messages.SentEncryptedMessage;`
         ///
         /// <https://core.telegram.org/constructor/messages.sentEncryptedFile>
-        public final class Cons_sentEncryptedFile: Sendable, TLConstructorPayload {
+        public final class Cons_sentEncryptedFile: Sendable {
             public let date: Int32
             public let file: Api.EncryptedFile
 
@@ -1294,8 +1258,6 @@ extension Api.messages {
                 self.date = date
                 self.file = file
             }
-
-            public var tlBoxed: SentEncryptedMessage { .sentEncryptedFile(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1530,7 +1492,7 @@ extension Api.payments {
         /// `payments.paymentForm#a0058751 flags:# can_save_credentials:flags.2?true password_missing:flags.3?true form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice provider_id:long url:string native_provider:flags.4?string native_params:flags.4?DataJSON additional_methods:flags.6?Vector<PaymentFormMethod> saved_info:flags.0?PaymentRequestedInfo saved_credentials:flags.1?Vector<PaymentSavedCredentials> users:Vector<User> = payments.PaymentForm;`
         ///
         /// <https://core.telegram.org/constructor/payments.paymentForm>
-        public final class Cons_paymentForm: Sendable, TLConstructorPayload {
+        public final class Cons_paymentForm: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let formId: Int64
@@ -1593,14 +1555,12 @@ extension Api.payments {
                 self.savedCredentials = savedCredentials
                 self.users = users
             }
-
-            public var tlBoxed: PaymentForm { .paymentForm(self) }
         }
 
         /// `payments.paymentFormStars#7bf6b15c flags:# form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice users:Vector<User> = payments.PaymentForm;`
         ///
         /// <https://core.telegram.org/constructor/payments.paymentFormStars>
-        public final class Cons_paymentFormStars: Sendable, TLConstructorPayload {
+        public final class Cons_paymentFormStars: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let formId: Int64
@@ -1634,14 +1594,12 @@ extension Api.payments {
                 self.invoice = invoice
                 self.users = users
             }
-
-            public var tlBoxed: PaymentForm { .paymentFormStars(self) }
         }
 
         /// `payments.paymentFormStarGift#b425cfe1 form_id:long invoice:Invoice = payments.PaymentForm;`
         ///
         /// <https://core.telegram.org/constructor/payments.paymentFormStarGift>
-        public final class Cons_paymentFormStarGift: Sendable, TLConstructorPayload {
+        public final class Cons_paymentFormStarGift: Sendable {
             public let formId: Int64
             public let invoice: Api.Invoice
 
@@ -1649,8 +1607,6 @@ extension Api.payments {
                 self.formId = formId
                 self.invoice = invoice
             }
-
-            public var tlBoxed: PaymentForm { .paymentFormStarGift(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1838,14 +1794,12 @@ extension Api.help {
         /// `help.supportName#8c05f1c9 name:string = help.SupportName;`
         ///
         /// <https://core.telegram.org/constructor/help.supportName>
-        public final class Cons_supportName: Sendable, TLConstructorPayload {
+        public final class Cons_supportName: Sendable {
             public let name: String
 
             public init(name: String) {
                 self.name = name
             }
-
-            public var tlBoxed: SupportName { .supportName(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1899,7 +1853,7 @@ extension Api.stats {
         /// `stats.broadcastStats#396ca5fc period:StatsDateRangeDays followers:StatsAbsValueAndPrev views_per_post:StatsAbsValueAndPrev shares_per_post:StatsAbsValueAndPrev reactions_per_post:StatsAbsValueAndPrev views_per_story:StatsAbsValueAndPrev shares_per_story:StatsAbsValueAndPrev reactions_per_story:StatsAbsValueAndPrev enabled_notifications:StatsPercentValue growth_graph:StatsGraph followers_graph:StatsGraph mute_graph:StatsGraph top_hours_graph:StatsGraph interactions_graph:StatsGraph iv_interactions_graph:StatsGraph views_by_source_graph:StatsGraph new_followers_by_source_graph:StatsGraph languages_graph:StatsGraph reactions_by_emotion_graph:StatsGraph story_interactions_graph:StatsGraph story_reactions_by_emotion_graph:StatsGraph recent_posts_interactions:Vector<PostInteractionCounters> = stats.BroadcastStats;`
         ///
         /// <https://core.telegram.org/constructor/stats.broadcastStats>
-        public final class Cons_broadcastStats: Sendable, TLConstructorPayload {
+        public final class Cons_broadcastStats: Sendable {
             public let period: Api.StatsDateRangeDays
             public let followers: Api.StatsAbsValueAndPrev
             public let viewsPerPost: Api.StatsAbsValueAndPrev
@@ -1947,8 +1901,6 @@ extension Api.stats {
                 self.storyReactionsByEmotionGraph = storyReactionsByEmotionGraph
                 self.recentPostsInteractions = recentPostsInteractions
             }
-
-            public var tlBoxed: BroadcastStats { .broadcastStats(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2066,7 +2018,7 @@ extension Api.messages {
         /// `messages.peerSettings#6880b94d settings:PeerSettings chats:Vector<Chat> users:Vector<User> = messages.PeerSettings;`
         ///
         /// <https://core.telegram.org/constructor/messages.peerSettings>
-        public final class Cons_peerSettings: Sendable, TLConstructorPayload {
+        public final class Cons_peerSettings: Sendable {
             public let settings: Api.PeerSettings
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -2076,8 +2028,6 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: PeerSettings { .peerSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2173,7 +2123,7 @@ extension Api {
         /// `inputStorePaymentPremiumSubscription#a6751e66 flags:# restore:flags.0?true upgrade:flags.1?true = InputStorePaymentPurpose;`
         ///
         /// <https://core.telegram.org/constructor/inputStorePaymentPremiumSubscription>
-        public struct Cons_inputStorePaymentPremiumSubscription: Sendable, TLConstructorPayload {
+        public struct Cons_inputStorePaymentPremiumSubscription: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var restore: Bool { tlFlagIsSet(flags, 0x1) }
@@ -2189,14 +2139,12 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: InputStorePaymentPurpose { .inputStorePaymentPremiumSubscription(self) }
         }
 
         /// `inputStorePaymentGiftPremium#616f7fe8 user_id:InputUser currency:string amount:long = InputStorePaymentPurpose;`
         ///
         /// <https://core.telegram.org/constructor/inputStorePaymentGiftPremium>
-        public final class Cons_inputStorePaymentGiftPremium: Sendable, TLConstructorPayload {
+        public final class Cons_inputStorePaymentGiftPremium: Sendable {
             public let userId: Api.InputUser
             public let currency: String
             public let amount: Int64
@@ -2206,14 +2154,12 @@ extension Api {
                 self.currency = currency
                 self.amount = amount
             }
-
-            public var tlBoxed: InputStorePaymentPurpose { .inputStorePaymentGiftPremium(self) }
         }
 
         /// `inputStorePaymentPremiumGiftCode#fb790393 flags:# users:Vector<InputUser> boost_peer:flags.0?InputPeer currency:string amount:long message:flags.1?TextWithEntities = InputStorePaymentPurpose;`
         ///
         /// <https://core.telegram.org/constructor/inputStorePaymentPremiumGiftCode>
-        public final class Cons_inputStorePaymentPremiumGiftCode: Sendable, TLConstructorPayload {
+        public final class Cons_inputStorePaymentPremiumGiftCode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let users: [Api.InputUser]
@@ -2242,14 +2188,12 @@ extension Api {
                 self.amount = amount
                 self.message = message
             }
-
-            public var tlBoxed: InputStorePaymentPurpose { .inputStorePaymentPremiumGiftCode(self) }
         }
 
         /// `inputStorePaymentPremiumGiveaway#160544ca flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.3?true boost_peer:InputPeer additional_peers:flags.1?Vector<InputPeer> countries_iso2:flags.2?Vector<string> prize_description:flags.4?string random_id:long until_date:int currency:string amount:long = InputStorePaymentPurpose;`
         ///
         /// <https://core.telegram.org/constructor/inputStorePaymentPremiumGiveaway>
-        public final class Cons_inputStorePaymentPremiumGiveaway: Sendable, TLConstructorPayload {
+        public final class Cons_inputStorePaymentPremiumGiveaway: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let boostPeer: Api.InputPeer
@@ -2292,14 +2236,12 @@ extension Api {
                 self.currency = currency
                 self.amount = amount
             }
-
-            public var tlBoxed: InputStorePaymentPurpose { .inputStorePaymentPremiumGiveaway(self) }
         }
 
         /// `inputStorePaymentStarsTopup#f9a2a6cb flags:# stars:long currency:string amount:long spend_purpose_peer:flags.0?InputPeer = InputStorePaymentPurpose;`
         ///
         /// <https://core.telegram.org/constructor/inputStorePaymentStarsTopup>
-        public final class Cons_inputStorePaymentStarsTopup: Sendable, TLConstructorPayload {
+        public final class Cons_inputStorePaymentStarsTopup: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let stars: Int64
@@ -2324,14 +2266,12 @@ extension Api {
                 self.amount = amount
                 self.spendPurposePeer = spendPurposePeer
             }
-
-            public var tlBoxed: InputStorePaymentPurpose { .inputStorePaymentStarsTopup(self) }
         }
 
         /// `inputStorePaymentStarsGift#1d741ef7 user_id:InputUser stars:long currency:string amount:long = InputStorePaymentPurpose;`
         ///
         /// <https://core.telegram.org/constructor/inputStorePaymentStarsGift>
-        public final class Cons_inputStorePaymentStarsGift: Sendable, TLConstructorPayload {
+        public final class Cons_inputStorePaymentStarsGift: Sendable {
             public let userId: Api.InputUser
             public let stars: Int64
             public let currency: String
@@ -2343,14 +2283,12 @@ extension Api {
                 self.currency = currency
                 self.amount = amount
             }
-
-            public var tlBoxed: InputStorePaymentPurpose { .inputStorePaymentStarsGift(self) }
         }
 
         /// `inputStorePaymentStarsGiveaway#751f08fa flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.3?true stars:long boost_peer:InputPeer additional_peers:flags.1?Vector<InputPeer> countries_iso2:flags.2?Vector<string> prize_description:flags.4?string random_id:long until_date:int currency:string amount:long users:int = InputStorePaymentPurpose;`
         ///
         /// <https://core.telegram.org/constructor/inputStorePaymentStarsGiveaway>
-        public final class Cons_inputStorePaymentStarsGiveaway: Sendable, TLConstructorPayload {
+        public final class Cons_inputStorePaymentStarsGiveaway: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let stars: Int64
@@ -2399,14 +2337,12 @@ extension Api {
                 self.amount = amount
                 self.users = users
             }
-
-            public var tlBoxed: InputStorePaymentPurpose { .inputStorePaymentStarsGiveaway(self) }
         }
 
         /// `inputStorePaymentAuthCode#3fc18057 flags:# restore:flags.0?true phone_number:string phone_code_hash:string premium_days:int currency:string amount:long = InputStorePaymentPurpose;`
         ///
         /// <https://core.telegram.org/constructor/inputStorePaymentAuthCode>
-        public final class Cons_inputStorePaymentAuthCode: Sendable, TLConstructorPayload {
+        public final class Cons_inputStorePaymentAuthCode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let phoneNumber: String
@@ -2435,8 +2371,6 @@ extension Api {
                 self.currency = currency
                 self.amount = amount
             }
-
-            public var tlBoxed: InputStorePaymentPurpose { .inputStorePaymentAuthCode(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2779,7 +2713,7 @@ extension Api {
         /// `emailVerifyPurposeLoginSetup#4345be73 phone_number:string phone_code_hash:string = EmailVerifyPurpose;`
         ///
         /// <https://core.telegram.org/constructor/emailVerifyPurposeLoginSetup>
-        public final class Cons_emailVerifyPurposeLoginSetup: Sendable, TLConstructorPayload {
+        public final class Cons_emailVerifyPurposeLoginSetup: Sendable {
             public let phoneNumber: String
             public let phoneCodeHash: String
 
@@ -2787,8 +2721,6 @@ extension Api {
                 self.phoneNumber = phoneNumber
                 self.phoneCodeHash = phoneCodeHash
             }
-
-            public var tlBoxed: EmailVerifyPurpose { .emailVerifyPurposeLoginSetup(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2860,14 +2792,12 @@ extension Api.messages {
         /// `messages.translateResult#33db32f8 result:Vector<TextWithEntities> = messages.TranslatedText;`
         ///
         /// <https://core.telegram.org/constructor/messages.translateResult>
-        public final class Cons_translateResult: Sendable, TLConstructorPayload {
+        public final class Cons_translateResult: Sendable {
             public let result: [Api.TextWithEntities]
 
             public init(result: [Api.TextWithEntities]) {
                 self.result = result
             }
-
-            public var tlBoxed: TranslatedText { .translateResult(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2921,7 +2851,7 @@ extension Api {
         /// `inlineBotWebView#b57295d5 text:string url:string = InlineBotWebView;`
         ///
         /// <https://core.telegram.org/constructor/inlineBotWebView>
-        public final class Cons_inlineBotWebView: Sendable, TLConstructorPayload {
+        public final class Cons_inlineBotWebView: Sendable {
             public let text: String
             public let url: String
 
@@ -2929,8 +2859,6 @@ extension Api {
                 self.text = text
                 self.url = url
             }
-
-            public var tlBoxed: InlineBotWebView { .inlineBotWebView(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2988,14 +2916,12 @@ extension Api {
         /// `outboxReadDate#3bb842ac date:int = OutboxReadDate;`
         ///
         /// <https://core.telegram.org/constructor/outboxReadDate>
-        public struct Cons_outboxReadDate: Sendable, TLConstructorPayload {
+        public struct Cons_outboxReadDate: Sendable {
             public let date: Int32
 
             public init(date: Int32) {
                 self.date = date
             }
-
-            public var tlBoxed: OutboxReadDate { .outboxReadDate(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3051,7 +2977,7 @@ extension Api {
         /// `quickReply#0697102b shortcut_id:int shortcut:string top_message:int count:int = QuickReply;`
         ///
         /// <https://core.telegram.org/constructor/quickReply>
-        public final class Cons_quickReply: Sendable, TLConstructorPayload {
+        public final class Cons_quickReply: Sendable {
             public let shortcutId: Int32
             public let shortcut: String
             public let topMessage: Int32
@@ -3063,8 +2989,6 @@ extension Api {
                 self.topMessage = topMessage
                 self.count = count
             }
-
-            public var tlBoxed: QuickReply { .quickReply(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3132,7 +3056,7 @@ extension Api.contacts {
         /// `contacts.contactBirthdays#114ff30d contacts:Vector<ContactBirthday> users:Vector<User> = contacts.ContactBirthdays;`
         ///
         /// <https://core.telegram.org/constructor/contacts.contactBirthdays>
-        public final class Cons_contactBirthdays: Sendable, TLConstructorPayload {
+        public final class Cons_contactBirthdays: Sendable {
             public let contacts: [Api.ContactBirthday]
             public let users: [Api.User]
 
@@ -3140,8 +3064,6 @@ extension Api.contacts {
                 self.contacts = contacts
                 self.users = users
             }
-
-            public var tlBoxed: ContactBirthdays { .contactBirthdays(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3199,7 +3121,7 @@ extension Api {
         /// `starsRevenueStatus#febe5491 flags:# withdrawal_enabled:flags.0?true current_balance:StarsAmount available_balance:StarsAmount overall_revenue:StarsAmount next_withdrawal_at:flags.1?int = StarsRevenueStatus;`
         ///
         /// <https://core.telegram.org/constructor/starsRevenueStatus>
-        public final class Cons_starsRevenueStatus: Sendable, TLConstructorPayload {
+        public final class Cons_starsRevenueStatus: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let currentBalance: Api.StarsAmount
@@ -3226,8 +3148,6 @@ extension Api {
                 self.overallRevenue = overallRevenue
                 self.nextWithdrawalAt = nextWithdrawalAt
             }
-
-            public var tlBoxed: StarsRevenueStatus { .starsRevenueStatus(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3302,7 +3222,7 @@ extension Api {
         /// `starsGiveawayOption#94ce852a flags:# extended:flags.0?true default:flags.1?true stars:long yearly_boosts:int store_product:flags.2?string currency:string amount:long winners:Vector<StarsGiveawayWinnersOption> = StarsGiveawayOption;`
         ///
         /// <https://core.telegram.org/constructor/starsGiveawayOption>
-        public final class Cons_starsGiveawayOption: Sendable, TLConstructorPayload {
+        public final class Cons_starsGiveawayOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let stars: Int64
@@ -3337,8 +3257,6 @@ extension Api {
                 self.amount = amount
                 self.winners = winners
             }
-
-            public var tlBoxed: StarsGiveawayOption { .starsGiveawayOption(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3424,7 +3342,7 @@ extension Api {
         /// `inputPasskeyCredentialPublicKey#3c27b78f id:string raw_id:string response:InputPasskeyResponse = InputPasskeyCredential;`
         ///
         /// <https://core.telegram.org/constructor/inputPasskeyCredentialPublicKey>
-        public final class Cons_inputPasskeyCredentialPublicKey: Sendable, TLConstructorPayload {
+        public final class Cons_inputPasskeyCredentialPublicKey: Sendable {
             public let id: String
             public let rawId: String
             public let response: Api.InputPasskeyResponse
@@ -3434,21 +3352,17 @@ extension Api {
                 self.rawId = rawId
                 self.response = response
             }
-
-            public var tlBoxed: InputPasskeyCredential { .inputPasskeyCredentialPublicKey(self) }
         }
 
         /// `inputPasskeyCredentialFirebasePNV#5b1ccb28 pnv_token:string = InputPasskeyCredential;`
         ///
         /// <https://core.telegram.org/constructor/inputPasskeyCredentialFirebasePNV>
-        public final class Cons_inputPasskeyCredentialFirebasePNV: Sendable, TLConstructorPayload {
+        public final class Cons_inputPasskeyCredentialFirebasePNV: Sendable {
             public let pnvToken: String
 
             public init(pnvToken: String) {
                 self.pnvToken = pnvToken
             }
-
-            public var tlBoxed: InputPasskeyCredential { .inputPasskeyCredentialFirebasePNV(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3528,7 +3442,7 @@ extension Api {
         /// `starGiftAuctionRound#3aae0528 num:int duration:int = StarGiftAuctionRound;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAuctionRound>
-        public struct Cons_starGiftAuctionRound: Sendable, TLConstructorPayload {
+        public struct Cons_starGiftAuctionRound: Sendable {
             public let num: Int32
             public let duration: Int32
 
@@ -3536,14 +3450,12 @@ extension Api {
                 self.num = num
                 self.duration = duration
             }
-
-            public var tlBoxed: StarGiftAuctionRound { .starGiftAuctionRound(self) }
         }
 
         /// `starGiftAuctionRoundExtendable#0aa021e5 num:int duration:int extend_top:int extend_window:int = StarGiftAuctionRound;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAuctionRoundExtendable>
-        public final class Cons_starGiftAuctionRoundExtendable: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftAuctionRoundExtendable: Sendable {
             public let num: Int32
             public let duration: Int32
             public let extendTop: Int32
@@ -3555,8 +3467,6 @@ extension Api {
                 self.extendTop = extendTop
                 self.extendWindow = extendWindow
             }
-
-            public var tlBoxed: StarGiftAuctionRound { .starGiftAuctionRoundExtendable(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

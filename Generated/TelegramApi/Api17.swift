@@ -18,7 +18,7 @@ extension Api.auth {
         /// `auth.exportedAuthorization#b434e2b8 id:long bytes:bytes = auth.ExportedAuthorization;`
         ///
         /// <https://core.telegram.org/constructor/auth.exportedAuthorization>
-        public final class Cons_exportedAuthorization: Sendable, TLConstructorPayload {
+        public final class Cons_exportedAuthorization: Sendable {
             public let id: Int64
             public let bytes: [UInt8]
 
@@ -26,8 +26,6 @@ extension Api.auth {
                 self.id = id
                 self.bytes = bytes
             }
-
-            public var tlBoxed: ExportedAuthorization { .exportedAuthorization(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -92,27 +90,23 @@ extension Api {
         /// `inputStickeredMediaPhoto#4a992157 id:InputPhoto = InputStickeredMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputStickeredMediaPhoto>
-        public final class Cons_inputStickeredMediaPhoto: Sendable, TLConstructorPayload {
+        public final class Cons_inputStickeredMediaPhoto: Sendable {
             public let id: Api.InputPhoto
 
             public init(id: Api.InputPhoto) {
                 self.id = id
             }
-
-            public var tlBoxed: InputStickeredMedia { .inputStickeredMediaPhoto(self) }
         }
 
         /// `inputStickeredMediaDocument#0438865b id:InputDocument = InputStickeredMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputStickeredMediaDocument>
-        public final class Cons_inputStickeredMediaDocument: Sendable, TLConstructorPayload {
+        public final class Cons_inputStickeredMediaDocument: Sendable {
             public let id: Api.InputDocument
 
             public init(id: Api.InputDocument) {
                 self.id = id
             }
-
-            public var tlBoxed: InputStickeredMedia { .inputStickeredMediaDocument(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -180,7 +174,7 @@ extension Api {
         /// `channelAdminLogEvent#1fad68cd id:long date:int user_id:long action:ChannelAdminLogEventAction = ChannelAdminLogEvent;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEvent>
-        public final class Cons_channelAdminLogEvent: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEvent: Sendable {
             public let id: Int64
             public let date: Int32
             public let userId: Int64
@@ -192,8 +186,6 @@ extension Api {
                 self.userId = userId
                 self.action = action
             }
-
-            public var tlBoxed: ChannelAdminLogEvent { .channelAdminLogEvent(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -444,7 +436,7 @@ extension Api.account {
         /// `account.sentEmailCode#811f854f email_pattern:string length:int = account.SentEmailCode;`
         ///
         /// <https://core.telegram.org/constructor/account.sentEmailCode>
-        public final class Cons_sentEmailCode: Sendable, TLConstructorPayload {
+        public final class Cons_sentEmailCode: Sendable {
             public let emailPattern: String
             public let length: Int32
 
@@ -452,8 +444,6 @@ extension Api.account {
                 self.emailPattern = emailPattern
                 self.length = length
             }
-
-            public var tlBoxed: SentEmailCode { .sentEmailCode(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -511,7 +501,7 @@ extension Api {
         /// `jsonObjectValue#c0de1bd9 key:string value:JSONValue = JSONObjectValue;`
         ///
         /// <https://core.telegram.org/constructor/jsonObjectValue>
-        public final class Cons_jsonObjectValue: Sendable, TLConstructorPayload {
+        public final class Cons_jsonObjectValue: Sendable {
             public let key: String
             public let value: Api.JSONValue
 
@@ -519,8 +509,6 @@ extension Api {
                 self.key = key
                 self.value = value
             }
-
-            public var tlBoxed: JSONObjectValue { .jsonObjectValue(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -578,7 +566,7 @@ extension Api {
         /// `inputThemeSettings#8fde504f flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?InputWallPaper wallpaper_settings:flags.1?WallPaperSettings = InputThemeSettings;`
         ///
         /// <https://core.telegram.org/constructor/inputThemeSettings>
-        public final class Cons_inputThemeSettings: Sendable, TLConstructorPayload {
+        public final class Cons_inputThemeSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let baseTheme: Api.BaseTheme
@@ -613,8 +601,6 @@ extension Api {
                 self.wallpaper = wallpaper
                 self.wallpaperSettings = wallpaperSettings
             }
-
-            public var tlBoxed: InputThemeSettings { .inputThemeSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -712,7 +698,7 @@ extension Api {
         /// `reactionCount#a3d1cb80 flags:# chosen_order:flags.0?int reaction:Reaction count:int = ReactionCount;`
         ///
         /// <https://core.telegram.org/constructor/reactionCount>
-        public final class Cons_reactionCount: Sendable, TLConstructorPayload {
+        public final class Cons_reactionCount: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let chosenOrder: Int32?
@@ -734,8 +720,6 @@ extension Api {
                 self.reaction = reaction
                 self.count = count
             }
-
-            public var tlBoxed: ReactionCount { .reactionCount(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -807,7 +791,7 @@ extension Api.account {
         /// `account.autoSaveSettings#4c3e069d users_settings:AutoSaveSettings chats_settings:AutoSaveSettings broadcasts_settings:AutoSaveSettings exceptions:Vector<AutoSaveException> chats:Vector<Chat> users:Vector<User> = account.AutoSaveSettings;`
         ///
         /// <https://core.telegram.org/constructor/account.autoSaveSettings>
-        public final class Cons_autoSaveSettings: Sendable, TLConstructorPayload {
+        public final class Cons_autoSaveSettings: Sendable {
             public let usersSettings: Api.AutoSaveSettings
             public let chatsSettings: Api.AutoSaveSettings
             public let broadcastsSettings: Api.AutoSaveSettings
@@ -823,8 +807,6 @@ extension Api.account {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: AutoSaveSettings { .autoSaveSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -894,7 +876,7 @@ extension Api.messages {
         /// `messages.botApp#eb50adf5 flags:# inactive:flags.0?true request_write_access:flags.1?true has_settings:flags.2?true app:BotApp = messages.BotApp;`
         ///
         /// <https://core.telegram.org/constructor/messages.botApp>
-        public final class Cons_botApp: Sendable, TLConstructorPayload {
+        public final class Cons_botApp: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let app: Api.BotApp
@@ -915,8 +897,6 @@ extension Api.messages {
                 self.flags = _flags
                 self.app = app
             }
-
-            public var tlBoxed: BotApp { .botApp(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -987,7 +967,7 @@ extension Api.messages {
         /// `messages.savedDialogs#f83ae221 dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;`
         ///
         /// <https://core.telegram.org/constructor/messages.savedDialogs>
-        public final class Cons_savedDialogs: Sendable, TLConstructorPayload {
+        public final class Cons_savedDialogs: Sendable {
             public let dialogs: [Api.SavedDialog]
             public let messages: [Api.Message]
             public let chats: [Api.Chat]
@@ -999,14 +979,12 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: SavedDialogs { .savedDialogs(self) }
         }
 
         /// `messages.savedDialogsSlice#44ba9dd9 count:int dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;`
         ///
         /// <https://core.telegram.org/constructor/messages.savedDialogsSlice>
-        public final class Cons_savedDialogsSlice: Sendable, TLConstructorPayload {
+        public final class Cons_savedDialogsSlice: Sendable {
             public let count: Int32
             public let dialogs: [Api.SavedDialog]
             public let messages: [Api.Message]
@@ -1020,21 +998,17 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: SavedDialogs { .savedDialogsSlice(self) }
         }
 
         /// `messages.savedDialogsNotModified#c01f6fe8 count:int = messages.SavedDialogs;`
         ///
         /// <https://core.telegram.org/constructor/messages.savedDialogsNotModified>
-        public struct Cons_savedDialogsNotModified: Sendable, TLConstructorPayload {
+        public struct Cons_savedDialogsNotModified: Sendable {
             public let count: Int32
 
             public init(count: Int32) {
                 self.count = count
             }
-
-            public var tlBoxed: SavedDialogs { .savedDialogsNotModified(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1153,7 +1127,7 @@ extension Api {
         /// `businessAwayMessageScheduleCustom#cc4d9ecc start_date:int end_date:int = BusinessAwayMessageSchedule;`
         ///
         /// <https://core.telegram.org/constructor/businessAwayMessageScheduleCustom>
-        public struct Cons_businessAwayMessageScheduleCustom: Sendable, TLConstructorPayload {
+        public struct Cons_businessAwayMessageScheduleCustom: Sendable {
             public let startDate: Int32
             public let endDate: Int32
 
@@ -1161,8 +1135,6 @@ extension Api {
                 self.startDate = startDate
                 self.endDate = endDate
             }
-
-            public var tlBoxed: BusinessAwayMessageSchedule { .businessAwayMessageScheduleCustom(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1236,7 +1208,7 @@ extension Api {
         /// `factCheck#b89bfccf flags:# need_check:flags.0?true country:flags.1?string text:flags.1?TextWithEntities hash:long = FactCheck;`
         ///
         /// <https://core.telegram.org/constructor/factCheck>
-        public final class Cons_factCheck: Sendable, TLConstructorPayload {
+        public final class Cons_factCheck: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let country: String?
@@ -1260,8 +1232,6 @@ extension Api {
                 self.text = text
                 self.hash = hash
             }
-
-            public var tlBoxed: FactCheck { .factCheck(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1338,7 +1308,7 @@ extension Api {
         /// `botVerification#f93cd45c bot_id:long icon:long description:string = BotVerification;`
         ///
         /// <https://core.telegram.org/constructor/botVerification>
-        public final class Cons_botVerification: Sendable, TLConstructorPayload {
+        public final class Cons_botVerification: Sendable {
             public let botId: Int64
             public let icon: Int64
             public let description: String
@@ -1348,8 +1318,6 @@ extension Api {
                 self.icon = icon
                 self.description = description
             }
-
-            public var tlBoxed: BotVerification { .botVerification(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1427,7 +1395,7 @@ extension Api {
         /// `starGiftAttributeModel#565251e2 flags:# crafted:flags.0?true name:string document:Document rarity:StarGiftAttributeRarity = StarGiftAttribute;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAttributeModel>
-        public final class Cons_starGiftAttributeModel: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftAttributeModel: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let name: String
@@ -1450,14 +1418,12 @@ extension Api {
                 self.document = document
                 self.rarity = rarity
             }
-
-            public var tlBoxed: StarGiftAttribute { .starGiftAttributeModel(self) }
         }
 
         /// `starGiftAttributePattern#4e7085ea name:string document:Document rarity:StarGiftAttributeRarity = StarGiftAttribute;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAttributePattern>
-        public final class Cons_starGiftAttributePattern: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftAttributePattern: Sendable {
             public let name: String
             public let document: Api.Document
             public let rarity: Api.StarGiftAttributeRarity
@@ -1467,14 +1433,12 @@ extension Api {
                 self.document = document
                 self.rarity = rarity
             }
-
-            public var tlBoxed: StarGiftAttribute { .starGiftAttributePattern(self) }
         }
 
         /// `starGiftAttributeBackdrop#9f2504e4 name:string backdrop_id:int center_color:int edge_color:int pattern_color:int text_color:int rarity:StarGiftAttributeRarity = StarGiftAttribute;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAttributeBackdrop>
-        public final class Cons_starGiftAttributeBackdrop: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftAttributeBackdrop: Sendable {
             public let name: String
             public let backdropId: Int32
             public let centerColor: Int32
@@ -1492,14 +1456,12 @@ extension Api {
                 self.textColor = textColor
                 self.rarity = rarity
             }
-
-            public var tlBoxed: StarGiftAttribute { .starGiftAttributeBackdrop(self) }
         }
 
         /// `starGiftAttributeOriginalDetails#e0bff26c flags:# sender_id:flags.0?Peer recipient_id:Peer date:int message:flags.1?TextWithEntities = StarGiftAttribute;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAttributeOriginalDetails>
-        public final class Cons_starGiftAttributeOriginalDetails: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftAttributeOriginalDetails: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let senderId: Api.Peer?
@@ -1525,8 +1487,6 @@ extension Api {
                 self.date = date
                 self.message = message
             }
-
-            public var tlBoxed: StarGiftAttribute { .starGiftAttributeOriginalDetails(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

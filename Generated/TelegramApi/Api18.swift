@@ -18,7 +18,7 @@ extension Api.messages {
         /// `messages.chatFull#e5d7d19c full_chat:ChatFull chats:Vector<Chat> users:Vector<User> = messages.ChatFull;`
         ///
         /// <https://core.telegram.org/constructor/messages.chatFull>
-        public final class Cons_chatFull: Sendable, TLConstructorPayload {
+        public final class Cons_chatFull: Sendable {
             public let fullChat: Api.ChatFull
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -28,8 +28,6 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: ChatFull { .chatFull(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -90,7 +88,7 @@ extension Api.contacts {
         /// `contacts.resolvedPeer#7f077ad9 peer:Peer chats:Vector<Chat> users:Vector<User> = contacts.ResolvedPeer;`
         ///
         /// <https://core.telegram.org/constructor/contacts.resolvedPeer>
-        public final class Cons_resolvedPeer: Sendable, TLConstructorPayload {
+        public final class Cons_resolvedPeer: Sendable {
             public let peer: Api.Peer
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -100,8 +98,6 @@ extension Api.contacts {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: ResolvedPeer { .resolvedPeer(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -167,7 +163,7 @@ extension Api {
         /// `channelMessagesFilter#cd77d957 flags:# exclude_new_messages:flags.1?true ranges:Vector<MessageRange> = ChannelMessagesFilter;`
         ///
         /// <https://core.telegram.org/constructor/channelMessagesFilter>
-        public final class Cons_channelMessagesFilter: Sendable, TLConstructorPayload {
+        public final class Cons_channelMessagesFilter: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let ranges: [Api.MessageRange]
@@ -184,8 +180,6 @@ extension Api {
                 self.flags = _flags
                 self.ranges = ranges
             }
-
-            public var tlBoxed: ChannelMessagesFilter { .channelMessagesFilter(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -253,7 +247,7 @@ extension Api.payments {
         /// `payments.validatedRequestedInfo#d1451883 flags:# id:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = payments.ValidatedRequestedInfo;`
         ///
         /// <https://core.telegram.org/constructor/payments.validatedRequestedInfo>
-        public final class Cons_validatedRequestedInfo: Sendable, TLConstructorPayload {
+        public final class Cons_validatedRequestedInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: String?
@@ -273,8 +267,6 @@ extension Api.payments {
                 self.id = id
                 self.shippingOptions = shippingOptions
             }
-
-            public var tlBoxed: ValidatedRequestedInfo { .validatedRequestedInfo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -348,7 +340,7 @@ extension Api.account {
         /// `account.tmpPassword#db64fd34 tmp_password:bytes valid_until:int = account.TmpPassword;`
         ///
         /// <https://core.telegram.org/constructor/account.tmpPassword>
-        public final class Cons_tmpPassword: Sendable, TLConstructorPayload {
+        public final class Cons_tmpPassword: Sendable {
             public let tmpPassword: [UInt8]
             public let validUntil: Int32
 
@@ -356,8 +348,6 @@ extension Api.account {
                 self.tmpPassword = tmpPassword
                 self.validUntil = validUntil
             }
-
-            public var tlBoxed: TmpPassword { .tmpPassword(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -420,7 +410,7 @@ extension Api.help {
         /// `help.deepLinkInfo#6a4ee832 flags:# update_app:flags.0?true message:string entities:flags.1?Vector<MessageEntity> = help.DeepLinkInfo;`
         ///
         /// <https://core.telegram.org/constructor/help.deepLinkInfo>
-        public final class Cons_deepLinkInfo: Sendable, TLConstructorPayload {
+        public final class Cons_deepLinkInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let message: String
@@ -441,8 +431,6 @@ extension Api.help {
                 self.message = message
                 self.entities = entities
             }
-
-            public var tlBoxed: DeepLinkInfo { .deepLinkInfo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -518,7 +506,7 @@ extension Api {
         /// `theme#a00e67d6 flags:# creator:flags.0?true default:flags.1?true for_chat:flags.5?true id:long access_hash:long slug:string title:string document:flags.2?Document settings:flags.3?Vector<ThemeSettings> emoticon:flags.6?string installs_count:flags.4?int = Theme;`
         ///
         /// <https://core.telegram.org/constructor/theme>
-        public final class Cons_theme: Sendable, TLConstructorPayload {
+        public final class Cons_theme: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -564,8 +552,6 @@ extension Api {
                 self.emoticon = emoticon
                 self.installsCount = installsCount
             }
-
-            public var tlBoxed: Theme { .theme(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -670,7 +656,7 @@ extension Api.account {
         /// `account.chatThemes#be098173 flags:# hash:long themes:Vector<ChatTheme> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = account.ChatThemes;`
         ///
         /// <https://core.telegram.org/constructor/account.chatThemes>
-        public final class Cons_chatThemes: Sendable, TLConstructorPayload {
+        public final class Cons_chatThemes: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let hash: Int64
@@ -698,8 +684,6 @@ extension Api.account {
                 self.users = users
                 self.nextOffset = nextOffset
             }
-
-            public var tlBoxed: ChatThemes { .chatThemes(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -854,7 +838,7 @@ extension Api {
         /// `inputInvoiceMessage#c5b56859 peer:InputPeer msg_id:int = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoiceMessage>
-        public final class Cons_inputInvoiceMessage: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoiceMessage: Sendable {
             public let peer: Api.InputPeer
             public let msgId: Int32
 
@@ -862,27 +846,23 @@ extension Api {
                 self.peer = peer
                 self.msgId = msgId
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoiceMessage(self) }
         }
 
         /// `inputInvoiceSlug#c326caef slug:string = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoiceSlug>
-        public final class Cons_inputInvoiceSlug: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoiceSlug: Sendable {
             public let slug: String
 
             public init(slug: String) {
                 self.slug = slug
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoiceSlug(self) }
         }
 
         /// `inputInvoicePremiumGiftCode#98986c0d purpose:InputStorePaymentPurpose option:PremiumGiftCodeOption = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoicePremiumGiftCode>
-        public final class Cons_inputInvoicePremiumGiftCode: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoicePremiumGiftCode: Sendable {
             public let purpose: Api.InputStorePaymentPurpose
             public let option: Api.PremiumGiftCodeOption
 
@@ -890,40 +870,34 @@ extension Api {
                 self.purpose = purpose
                 self.option = option
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoicePremiumGiftCode(self) }
         }
 
         /// `inputInvoiceStars#65f00ce3 purpose:InputStorePaymentPurpose = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoiceStars>
-        public final class Cons_inputInvoiceStars: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoiceStars: Sendable {
             public let purpose: Api.InputStorePaymentPurpose
 
             public init(purpose: Api.InputStorePaymentPurpose) {
                 self.purpose = purpose
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoiceStars(self) }
         }
 
         /// `inputInvoiceChatInviteSubscription#34e793f1 hash:string = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoiceChatInviteSubscription>
-        public final class Cons_inputInvoiceChatInviteSubscription: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoiceChatInviteSubscription: Sendable {
             public let hash: String
 
             public init(hash: String) {
                 self.hash = hash
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoiceChatInviteSubscription(self) }
         }
 
         /// `inputInvoiceStarGift#e8625e92 flags:# hide_name:flags.0?true include_upgrade:flags.2?true peer:InputPeer gift_id:long message:flags.1?TextWithEntities = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoiceStarGift>
-        public final class Cons_inputInvoiceStarGift: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoiceStarGift: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.InputPeer
@@ -949,14 +923,12 @@ extension Api {
                 self.giftId = giftId
                 self.message = message
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoiceStarGift(self) }
         }
 
         /// `inputInvoiceStarGiftUpgrade#4d818d5d flags:# keep_original_details:flags.0?true stargift:InputSavedStarGift = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoiceStarGiftUpgrade>
-        public final class Cons_inputInvoiceStarGiftUpgrade: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoiceStarGiftUpgrade: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let stargift: Api.InputSavedStarGift
@@ -973,14 +945,12 @@ extension Api {
                 self.flags = _flags
                 self.stargift = stargift
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoiceStarGiftUpgrade(self) }
         }
 
         /// `inputInvoiceStarGiftTransfer#4a5f5bd9 stargift:InputSavedStarGift to_id:InputPeer = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoiceStarGiftTransfer>
-        public final class Cons_inputInvoiceStarGiftTransfer: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoiceStarGiftTransfer: Sendable {
             public let stargift: Api.InputSavedStarGift
             public let toId: Api.InputPeer
 
@@ -988,14 +958,12 @@ extension Api {
                 self.stargift = stargift
                 self.toId = toId
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoiceStarGiftTransfer(self) }
         }
 
         /// `inputInvoicePremiumGiftStars#dabab2ef flags:# user_id:InputUser months:int message:flags.0?TextWithEntities = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoicePremiumGiftStars>
-        public final class Cons_inputInvoicePremiumGiftStars: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoicePremiumGiftStars: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Api.InputUser
@@ -1017,14 +985,12 @@ extension Api {
                 self.months = months
                 self.message = message
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoicePremiumGiftStars(self) }
         }
 
         /// `inputInvoiceBusinessBotTransferStars#f4997e42 bot:InputUser stars:long = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoiceBusinessBotTransferStars>
-        public final class Cons_inputInvoiceBusinessBotTransferStars: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoiceBusinessBotTransferStars: Sendable {
             public let bot: Api.InputUser
             public let stars: Int64
 
@@ -1032,14 +998,12 @@ extension Api {
                 self.bot = bot
                 self.stars = stars
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoiceBusinessBotTransferStars(self) }
         }
 
         /// `inputInvoiceStarGiftResale#e9b0c658 flags:# ton:flags.0?true show_name:flags.2?true slug:string to_id:InputPeer message:flags.1?TextWithEntities = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoiceStarGiftResale>
-        public final class Cons_inputInvoiceStarGiftResale: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoiceStarGiftResale: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let slug: String
@@ -1065,14 +1029,12 @@ extension Api {
                 self.toId = toId
                 self.message = message
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoiceStarGiftResale(self) }
         }
 
         /// `inputInvoiceStarGiftPrepaidUpgrade#9a0b48b8 peer:InputPeer hash:string = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoiceStarGiftPrepaidUpgrade>
-        public final class Cons_inputInvoiceStarGiftPrepaidUpgrade: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoiceStarGiftPrepaidUpgrade: Sendable {
             public let peer: Api.InputPeer
             public let hash: String
 
@@ -1080,40 +1042,34 @@ extension Api {
                 self.peer = peer
                 self.hash = hash
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoiceStarGiftPrepaidUpgrade(self) }
         }
 
         /// `inputInvoicePremiumAuthCode#3e77f614 purpose:InputStorePaymentPurpose = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoicePremiumAuthCode>
-        public final class Cons_inputInvoicePremiumAuthCode: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoicePremiumAuthCode: Sendable {
             public let purpose: Api.InputStorePaymentPurpose
 
             public init(purpose: Api.InputStorePaymentPurpose) {
                 self.purpose = purpose
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoicePremiumAuthCode(self) }
         }
 
         /// `inputInvoiceStarGiftDropOriginalDetails#0923d8d1 stargift:InputSavedStarGift = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoiceStarGiftDropOriginalDetails>
-        public final class Cons_inputInvoiceStarGiftDropOriginalDetails: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoiceStarGiftDropOriginalDetails: Sendable {
             public let stargift: Api.InputSavedStarGift
 
             public init(stargift: Api.InputSavedStarGift) {
                 self.stargift = stargift
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoiceStarGiftDropOriginalDetails(self) }
         }
 
         /// `inputInvoiceStarGiftAuctionBid#1ecafa10 flags:# hide_name:flags.0?true update_bid:flags.2?true peer:flags.3?InputPeer gift_id:long bid_amount:long message:flags.1?TextWithEntities = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoiceStarGiftAuctionBid>
-        public final class Cons_inputInvoiceStarGiftAuctionBid: Sendable, TLConstructorPayload {
+        public final class Cons_inputInvoiceStarGiftAuctionBid: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.InputPeer?
@@ -1143,8 +1099,6 @@ extension Api {
                 self.bidAmount = bidAmount
                 self.message = message
             }
-
-            public var tlBoxed: InputInvoice { .inputInvoiceStarGiftAuctionBid(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1493,7 +1447,7 @@ extension Api {
         /// `readParticipantDate#4a4ff172 user_id:long date:int = ReadParticipantDate;`
         ///
         /// <https://core.telegram.org/constructor/readParticipantDate>
-        public final class Cons_readParticipantDate: Sendable, TLConstructorPayload {
+        public final class Cons_readParticipantDate: Sendable {
             public let userId: Int64
             public let date: Int32
 
@@ -1501,8 +1455,6 @@ extension Api {
                 self.userId = userId
                 self.date = date
             }
-
-            public var tlBoxed: ReadParticipantDate { .readParticipantDate(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1562,7 +1514,7 @@ extension Api.payments {
         /// `payments.checkedGiftCode#eb983f8f flags:# via_giveaway:flags.2?true from_id:flags.4?Peer giveaway_msg_id:flags.3?int to_id:flags.0?long date:int days:int used_date:flags.1?int chats:Vector<Chat> users:Vector<User> = payments.CheckedGiftCode;`
         ///
         /// <https://core.telegram.org/constructor/payments.checkedGiftCode>
-        public final class Cons_checkedGiftCode: Sendable, TLConstructorPayload {
+        public final class Cons_checkedGiftCode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let fromId: Api.Peer?
@@ -1604,8 +1556,6 @@ extension Api.payments {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: CheckedGiftCode { .checkedGiftCode(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1707,7 +1657,7 @@ extension Api {
         /// `inputBusinessBotRecipients#c4e5921e flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> exclude_users:flags.6?Vector<InputUser> = InputBusinessBotRecipients;`
         ///
         /// <https://core.telegram.org/constructor/inputBusinessBotRecipients>
-        public final class Cons_inputBusinessBotRecipients: Sendable, TLConstructorPayload {
+        public final class Cons_inputBusinessBotRecipients: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let users: [Api.InputUser]?
@@ -1737,8 +1687,6 @@ extension Api {
                 self.users = users
                 self.excludeUsers = excludeUsers
             }
-
-            public var tlBoxed: InputBusinessBotRecipients { .inputBusinessBotRecipients(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1865,7 +1813,7 @@ extension Api {
         /// `messageReactor#4ba3a95a flags:# top:flags.0?true my:flags.1?true anonymous:flags.2?true peer_id:flags.3?Peer count:int = MessageReactor;`
         ///
         /// <https://core.telegram.org/constructor/messageReactor>
-        public final class Cons_messageReactor: Sendable, TLConstructorPayload {
+        public final class Cons_messageReactor: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peerId: Api.Peer?
@@ -1890,8 +1838,6 @@ extension Api {
                 self.peerId = peerId
                 self.count = count
             }
-
-            public var tlBoxed: MessageReactor { .messageReactor(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1968,27 +1914,23 @@ extension Api {
         /// `inputChatTheme#c93de95c emoticon:string = InputChatTheme;`
         ///
         /// <https://core.telegram.org/constructor/inputChatTheme>
-        public final class Cons_inputChatTheme: Sendable, TLConstructorPayload {
+        public final class Cons_inputChatTheme: Sendable {
             public let emoticon: String
 
             public init(emoticon: String) {
                 self.emoticon = emoticon
             }
-
-            public var tlBoxed: InputChatTheme { .inputChatTheme(self) }
         }
 
         /// `inputChatThemeUniqueGift#87e5dfe4 slug:string = InputChatTheme;`
         ///
         /// <https://core.telegram.org/constructor/inputChatThemeUniqueGift>
-        public final class Cons_inputChatThemeUniqueGift: Sendable, TLConstructorPayload {
+        public final class Cons_inputChatThemeUniqueGift: Sendable {
             public let slug: String
 
             public init(slug: String) {
                 self.slug = slug
             }
-
-            public var tlBoxed: InputChatTheme { .inputChatThemeUniqueGift(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2068,7 +2010,7 @@ extension Api.payments {
         /// `payments.starGiftActiveAuctions#aef6abbc auctions:Vector<StarGiftActiveAuctionState> users:Vector<User> chats:Vector<Chat> = payments.StarGiftActiveAuctions;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftActiveAuctions>
-        public final class Cons_starGiftActiveAuctions: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftActiveAuctions: Sendable {
             public let auctions: [Api.StarGiftActiveAuctionState]
             public let users: [Api.User]
             public let chats: [Api.Chat]
@@ -2078,8 +2020,6 @@ extension Api.payments {
                 self.users = users
                 self.chats = chats
             }
-
-            public var tlBoxed: StarGiftActiveAuctions { .starGiftActiveAuctions(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2147,14 +2087,12 @@ extension Api.bots {
         /// `bots.exportedBotToken#3c60b621 token:string = bots.ExportedBotToken;`
         ///
         /// <https://core.telegram.org/constructor/bots.exportedBotToken>
-        public final class Cons_exportedBotToken: Sendable, TLConstructorPayload {
+        public final class Cons_exportedBotToken: Sendable {
             public let token: String
 
             public init(token: String) {
                 self.token = token
             }
-
-            public var tlBoxed: ExportedBotToken { .exportedBotToken(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

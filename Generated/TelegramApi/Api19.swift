@@ -28,7 +28,7 @@ extension Api {
         /// `inputChatUploadedPhoto#bdcdaec0 flags:# file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.3?VideoSize = InputChatPhoto;`
         ///
         /// <https://core.telegram.org/constructor/inputChatUploadedPhoto>
-        public final class Cons_inputChatUploadedPhoto: Sendable, TLConstructorPayload {
+        public final class Cons_inputChatUploadedPhoto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let file: Api.InputFile?
@@ -56,21 +56,17 @@ extension Api {
                 self.videoStartTs = videoStartTs
                 self.videoEmojiMarkup = videoEmojiMarkup
             }
-
-            public var tlBoxed: InputChatPhoto { .inputChatUploadedPhoto(self) }
         }
 
         /// `inputChatPhoto#8953ad37 id:InputPhoto = InputChatPhoto;`
         ///
         /// <https://core.telegram.org/constructor/inputChatPhoto>
-        public final class Cons_inputChatPhoto: Sendable, TLConstructorPayload {
+        public final class Cons_inputChatPhoto: Sendable {
             public let id: Api.InputPhoto
 
             public init(id: Api.InputPhoto) {
                 self.id = id
             }
-
-            public var tlBoxed: InputChatPhoto { .inputChatPhoto(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -205,20 +201,18 @@ extension Api {
         /// `chatEmpty#29562865 id:long = Chat;`
         ///
         /// <https://core.telegram.org/constructor/chatEmpty>
-        public struct Cons_chatEmpty: Sendable, TLConstructorPayload {
+        public struct Cons_chatEmpty: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
                 self.id = id
             }
-
-            public var tlBoxed: Chat { .chatEmpty(self) }
         }
 
         /// `chat#41cbf256 flags:# creator:flags.0?true left:flags.2?true deactivated:flags.5?true call_active:flags.23?true call_not_empty:flags.24?true noforwards:flags.25?true id:long title:string photo:ChatPhoto participants_count:int date:int version:int migrated_to:flags.6?InputChannel admin_rights:flags.14?ChatAdminRights default_banned_rights:flags.18?ChatBannedRights = Chat;`
         ///
         /// <https://core.telegram.org/constructor/chat>
-        public final class Cons_chat: Sendable, TLConstructorPayload {
+        public final class Cons_chat: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -272,14 +266,12 @@ extension Api {
                 self.adminRights = adminRights
                 self.defaultBannedRights = defaultBannedRights
             }
-
-            public var tlBoxed: Chat { .chat(self) }
         }
 
         /// `chatForbidden#6592a1a7 id:long title:string = Chat;`
         ///
         /// <https://core.telegram.org/constructor/chatForbidden>
-        public final class Cons_chatForbidden: Sendable, TLConstructorPayload {
+        public final class Cons_chatForbidden: Sendable {
             public let id: Int64
             public let title: String
 
@@ -287,14 +279,12 @@ extension Api {
                 self.id = id
                 self.title = title
             }
-
-            public var tlBoxed: Chat { .chatForbidden(self) }
         }
 
         /// `channel#d49f34c6 flags:# creator:flags.0?true left:flags.2?true broadcast:flags.5?true verified:flags.7?true megagroup:flags.8?true restricted:flags.9?true signatures:flags.11?true min:flags.12?true scam:flags.19?true has_link:flags.20?true has_geo:flags.21?true slowmode_enabled:flags.22?true call_active:flags.23?true call_not_empty:flags.24?true fake:flags.25?true gigagroup:flags.26?true noforwards:flags.27?true join_to_send:flags.28?true join_request:flags.29?true forum:flags.30?true flags2:# stories_hidden:flags2.1?true stories_hidden_min:flags2.2?true stories_unavailable:flags2.3?true signature_profiles:flags2.12?true autotranslation:flags2.15?true broadcast_messages_allowed:flags2.16?true monoforum:flags2.17?true forum_tabs:flags2.19?true id:long access_hash:flags.13?long title:string username:flags.6?string photo:ChatPhoto date:int restriction_reason:flags.9?Vector<RestrictionReason> admin_rights:flags.14?ChatAdminRights banned_rights:flags.15?ChatBannedRights default_banned_rights:flags.18?ChatBannedRights participants_count:flags.17?int usernames:flags2.0?Vector<Username> stories_max_id:flags2.4?RecentStory color:flags2.7?PeerColor profile_color:flags2.8?PeerColor emoji_status:flags2.9?EmojiStatus level:flags2.10?int subscription_until_date:flags2.11?int bot_verification_icon:flags2.13?long send_paid_messages_stars:flags2.14?long linked_monoforum_id:flags2.18?long linked_community_id:flags2.20?long = Chat;`
         ///
         /// <https://core.telegram.org/constructor/channel>
-        public final class Cons_channel: Sendable, TLConstructorPayload {
+        public final class Cons_channel: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             /// The `flags2` word: which optional fields and flags are set.
@@ -451,14 +441,12 @@ extension Api {
                 self.linkedMonoforumId = linkedMonoforumId
                 self.linkedCommunityId = linkedCommunityId
             }
-
-            public var tlBoxed: Chat { .channel(self) }
         }
 
         /// `channelForbidden#17d493d5 flags:# broadcast:flags.5?true megagroup:flags.8?true monoforum:flags.10?true id:long access_hash:long title:string until_date:flags.16?int = Chat;`
         ///
         /// <https://core.telegram.org/constructor/channelForbidden>
-        public final class Cons_channelForbidden: Sendable, TLConstructorPayload {
+        public final class Cons_channelForbidden: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -489,14 +477,12 @@ extension Api {
                 self.title = title
                 self.untilDate = untilDate
             }
-
-            public var tlBoxed: Chat { .channelForbidden(self) }
         }
 
         /// `communityForbidden#fd3cdab8 flags:# id:long access_hash:flags.13?long title:string = Chat;`
         ///
         /// <https://core.telegram.org/constructor/communityForbidden>
-        public final class Cons_communityForbidden: Sendable, TLConstructorPayload {
+        public final class Cons_communityForbidden: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -518,14 +504,12 @@ extension Api {
                 self.accessHash = accessHash
                 self.title = title
             }
-
-            public var tlBoxed: Chat { .communityForbidden(self) }
         }
 
         /// `community#65efe954 flags:# creator:flags.0?true left:flags.2?true min:flags.12?true flags2:# collapsed_in_dialogs:flags2.20?true id:long access_hash:flags.13?long title:string photo:ChatPhoto date:int admin_rights:flags.14?ChatAdminRights default_banned_rights:flags.18?ChatBannedRights = Chat;`
         ///
         /// <https://core.telegram.org/constructor/community>
-        public final class Cons_community: Sendable, TLConstructorPayload {
+        public final class Cons_community: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             /// The `flags2` word: which optional fields and flags are set.
@@ -574,8 +558,6 @@ extension Api {
                 self.adminRights = adminRights
                 self.defaultBannedRights = defaultBannedRights
             }
-
-            public var tlBoxed: Chat { .community(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -994,7 +976,7 @@ extension Api {
         /// `userFull#06cbe645 flags:# blocked:flags.0?true phone_calls_available:flags.4?true phone_calls_private:flags.5?true can_pin_message:flags.7?true has_scheduled:flags.12?true video_calls_available:flags.13?true voice_messages_forbidden:flags.20?true translations_disabled:flags.23?true stories_pinned_available:flags.26?true blocked_my_stories_from:flags.27?true wallpaper_overridden:flags.28?true contact_require_premium:flags.29?true read_dates_private:flags.30?true flags2:# sponsored_enabled:flags2.7?true can_view_revenue:flags2.9?true bot_can_manage_emoji_status:flags2.10?true display_gifts_button:flags2.16?true noforwards_my_enabled:flags2.23?true noforwards_peer_enabled:flags2.24?true unofficial_security_risk:flags2.26?true id:long about:flags.1?string settings:PeerSettings personal_photo:flags.21?Photo profile_photo:flags.2?Photo fallback_photo:flags.22?Photo notify_settings:PeerNotifySettings bot_info:flags.3?BotInfo pinned_msg_id:flags.6?int common_chats_count:int folder_id:flags.11?int ttl_period:flags.14?int theme:flags.15?ChatTheme private_forward_name:flags.16?string bot_group_admin_rights:flags.17?ChatAdminRights bot_broadcast_admin_rights:flags.18?ChatAdminRights wallpaper:flags.24?WallPaper stories:flags.25?PeerStories business_work_hours:flags2.0?BusinessWorkHours business_location:flags2.1?BusinessLocation business_greeting_message:flags2.2?BusinessGreetingMessage business_away_message:flags2.3?BusinessAwayMessage business_intro:flags2.4?BusinessIntro birthday:flags2.5?Birthday personal_channel_id:flags2.6?long personal_channel_message:flags2.6?int stargifts_count:flags2.8?int starref_program:flags2.11?StarRefProgram bot_verification:flags2.12?BotVerification send_paid_messages_stars:flags2.14?long disallowed_gifts:flags2.15?DisallowedGiftsSettings stars_rating:flags2.17?StarsRating stars_my_pending_rating:flags2.18?StarsRating stars_my_pending_rating_date:flags2.18?int main_tab:flags2.20?ProfileTab saved_music:flags2.21?Document note:flags2.22?TextWithEntities bot_manager_id:flags2.25?long = UserFull;`
         ///
         /// <https://core.telegram.org/constructor/userFull>
-        public final class Cons_userFull: Sendable, TLConstructorPayload {
+        public final class Cons_userFull: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             /// The `flags2` word: which optional fields and flags are set.
@@ -1197,8 +1179,6 @@ extension Api {
                 self.note = note
                 self.botManagerId = botManagerId
             }
-
-            public var tlBoxed: UserFull { .userFull(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1504,7 +1484,7 @@ extension Api.help {
         /// `help.support#17c6b5f6 phone_number:string user:User = help.Support;`
         ///
         /// <https://core.telegram.org/constructor/help.support>
-        public final class Cons_support: Sendable, TLConstructorPayload {
+        public final class Cons_support: Sendable {
             public let phoneNumber: String
             public let user: Api.User
 
@@ -1512,8 +1492,6 @@ extension Api.help {
                 self.phoneNumber = phoneNumber
                 self.user = user
             }
-
-            public var tlBoxed: Support { .support(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1626,53 +1604,45 @@ extension Api {
         /// `inputPrivacyValueAllowUsers#131cc67f users:Vector<InputUser> = InputPrivacyRule;`
         ///
         /// <https://core.telegram.org/constructor/inputPrivacyValueAllowUsers>
-        public final class Cons_inputPrivacyValueAllowUsers: Sendable, TLConstructorPayload {
+        public final class Cons_inputPrivacyValueAllowUsers: Sendable {
             public let users: [Api.InputUser]
 
             public init(users: [Api.InputUser]) {
                 self.users = users
             }
-
-            public var tlBoxed: InputPrivacyRule { .inputPrivacyValueAllowUsers(self) }
         }
 
         /// `inputPrivacyValueDisallowUsers#90110467 users:Vector<InputUser> = InputPrivacyRule;`
         ///
         /// <https://core.telegram.org/constructor/inputPrivacyValueDisallowUsers>
-        public final class Cons_inputPrivacyValueDisallowUsers: Sendable, TLConstructorPayload {
+        public final class Cons_inputPrivacyValueDisallowUsers: Sendable {
             public let users: [Api.InputUser]
 
             public init(users: [Api.InputUser]) {
                 self.users = users
             }
-
-            public var tlBoxed: InputPrivacyRule { .inputPrivacyValueDisallowUsers(self) }
         }
 
         /// `inputPrivacyValueAllowChatParticipants#840649cf chats:Vector<long> = InputPrivacyRule;`
         ///
         /// <https://core.telegram.org/constructor/inputPrivacyValueAllowChatParticipants>
-        public final class Cons_inputPrivacyValueAllowChatParticipants: Sendable, TLConstructorPayload {
+        public final class Cons_inputPrivacyValueAllowChatParticipants: Sendable {
             public let chats: [Int64]
 
             public init(chats: [Int64]) {
                 self.chats = chats
             }
-
-            public var tlBoxed: InputPrivacyRule { .inputPrivacyValueAllowChatParticipants(self) }
         }
 
         /// `inputPrivacyValueDisallowChatParticipants#e94f0f86 chats:Vector<long> = InputPrivacyRule;`
         ///
         /// <https://core.telegram.org/constructor/inputPrivacyValueDisallowChatParticipants>
-        public final class Cons_inputPrivacyValueDisallowChatParticipants: Sendable, TLConstructorPayload {
+        public final class Cons_inputPrivacyValueDisallowChatParticipants: Sendable {
             public let chats: [Int64]
 
             public init(chats: [Int64]) {
                 self.chats = chats
             }
-
-            public var tlBoxed: InputPrivacyRule { .inputPrivacyValueDisallowChatParticipants(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1824,7 +1794,7 @@ extension Api {
         /// `maskCoords#aed6dbb2 n:int x:double y:double zoom:double = MaskCoords;`
         ///
         /// <https://core.telegram.org/constructor/maskCoords>
-        public final class Cons_maskCoords: Sendable, TLConstructorPayload {
+        public final class Cons_maskCoords: Sendable {
             public let n: Int32
             public let x: Double
             public let y: Double
@@ -1836,8 +1806,6 @@ extension Api {
                 self.y = y
                 self.zoom = zoom
             }
-
-            public var tlBoxed: MaskCoords { .maskCoords(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1903,7 +1871,7 @@ extension Api {
         /// `langPackDifference#f385c1f6 lang_code:string from_version:int version:int strings:Vector<LangPackString> = LangPackDifference;`
         ///
         /// <https://core.telegram.org/constructor/langPackDifference>
-        public final class Cons_langPackDifference: Sendable, TLConstructorPayload {
+        public final class Cons_langPackDifference: Sendable {
             public let langCode: String
             public let fromVersion: Int32
             public let version: Int32
@@ -1915,8 +1883,6 @@ extension Api {
                 self.version = version
                 self.strings = strings
             }
-
-            public var tlBoxed: LangPackDifference { .langPackDifference(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1982,7 +1948,7 @@ extension Api {
         /// `inputSecureValue#db21d0a7 flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?InputSecureFile reverse_side:flags.2?InputSecureFile selfie:flags.3?InputSecureFile translation:flags.6?Vector<InputSecureFile> files:flags.4?Vector<InputSecureFile> plain_data:flags.5?SecurePlainData = InputSecureValue;`
         ///
         /// <https://core.telegram.org/constructor/inputSecureValue>
-        public final class Cons_inputSecureValue: Sendable, TLConstructorPayload {
+        public final class Cons_inputSecureValue: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let type: Api.SecureValueType
@@ -2025,8 +1991,6 @@ extension Api {
                 self.files = files
                 self.plainData = plainData
             }
-
-            public var tlBoxed: InputSecureValue { .inputSecureValue(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2138,7 +2102,7 @@ extension Api.help {
         /// `help.userInfo#01eb3758 message:string entities:Vector<MessageEntity> author:string date:int = help.UserInfo;`
         ///
         /// <https://core.telegram.org/constructor/help.userInfo>
-        public final class Cons_userInfo: Sendable, TLConstructorPayload {
+        public final class Cons_userInfo: Sendable {
             public let message: String
             public let entities: [Api.MessageEntity]
             public let author: String
@@ -2150,8 +2114,6 @@ extension Api.help {
                 self.author = author
                 self.date = date
             }
-
-            public var tlBoxed: UserInfo { .userInfo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2222,7 +2184,7 @@ extension Api.messages {
         /// `messages.searchCounter#e844ebff flags:# inexact:flags.1?true filter:MessagesFilter count:int = messages.SearchCounter;`
         ///
         /// <https://core.telegram.org/constructor/messages.searchCounter>
-        public final class Cons_searchCounter: Sendable, TLConstructorPayload {
+        public final class Cons_searchCounter: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let filter: Api.MessagesFilter
@@ -2242,8 +2204,6 @@ extension Api.messages {
                 self.filter = filter
                 self.count = count
             }
-
-            public var tlBoxed: SearchCounter { .searchCounter(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2317,7 +2277,7 @@ extension Api {
         /// `dialogFilter#aa472651 flags:# contacts:flags.0?true non_contacts:flags.1?true groups:flags.2?true broadcasts:flags.3?true bots:flags.4?true exclude_muted:flags.11?true exclude_read:flags.12?true exclude_archived:flags.13?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> exclude_peers:Vector<InputPeer> = DialogFilter;`
         ///
         /// <https://core.telegram.org/constructor/dialogFilter>
-        public final class Cons_dialogFilter: Sendable, TLConstructorPayload {
+        public final class Cons_dialogFilter: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -2370,14 +2330,12 @@ extension Api {
                 self.includePeers = includePeers
                 self.excludePeers = excludePeers
             }
-
-            public var tlBoxed: DialogFilter { .dialogFilter(self) }
         }
 
         /// `dialogFilterChatlist#96537bd7 flags:# has_my_invites:flags.26?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> = DialogFilter;`
         ///
         /// <https://core.telegram.org/constructor/dialogFilterChatlist>
-        public final class Cons_dialogFilterChatlist: Sendable, TLConstructorPayload {
+        public final class Cons_dialogFilterChatlist: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -2413,8 +2371,6 @@ extension Api {
                 self.pinnedPeers = pinnedPeers
                 self.includePeers = includePeers
             }
-
-            public var tlBoxed: DialogFilter { .dialogFilterChatlist(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2556,7 +2512,7 @@ extension Api.messages {
         /// `messages.chatAdminsWithInvites#b69b72d7 admins:Vector<ChatAdminWithInvites> users:Vector<User> = messages.ChatAdminsWithInvites;`
         ///
         /// <https://core.telegram.org/constructor/messages.chatAdminsWithInvites>
-        public final class Cons_chatAdminsWithInvites: Sendable, TLConstructorPayload {
+        public final class Cons_chatAdminsWithInvites: Sendable {
             public let admins: [Api.ChatAdminWithInvites]
             public let users: [Api.User]
 
@@ -2564,8 +2520,6 @@ extension Api.messages {
                 self.admins = admins
                 self.users = users
             }
-
-            public var tlBoxed: ChatAdminsWithInvites { .chatAdminsWithInvites(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2623,7 +2577,7 @@ extension Api {
         /// `messagePeerReaction#8c79b63c flags:# big:flags.0?true unread:flags.1?true my:flags.2?true peer_id:Peer date:int reaction:Reaction = MessagePeerReaction;`
         ///
         /// <https://core.telegram.org/constructor/messagePeerReaction>
-        public final class Cons_messagePeerReaction: Sendable, TLConstructorPayload {
+        public final class Cons_messagePeerReaction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peerId: Api.Peer
@@ -2650,8 +2604,6 @@ extension Api {
                 self.date = date
                 self.reaction = reaction
             }
-
-            public var tlBoxed: MessagePeerReaction { .messagePeerReaction(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2723,7 +2675,7 @@ extension Api {
         /// `messageExtendedMediaPreview#ad628cc8 flags:# w:flags.0?int h:flags.0?int thumb:flags.1?PhotoSize video_duration:flags.2?int = MessageExtendedMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageExtendedMediaPreview>
-        public final class Cons_messageExtendedMediaPreview: Sendable, TLConstructorPayload {
+        public final class Cons_messageExtendedMediaPreview: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let w: Int32?
@@ -2750,21 +2702,17 @@ extension Api {
                 self.thumb = thumb
                 self.videoDuration = videoDuration
             }
-
-            public var tlBoxed: MessageExtendedMedia { .messageExtendedMediaPreview(self) }
         }
 
         /// `messageExtendedMedia#ee479c64 media:MessageMedia = MessageExtendedMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageExtendedMedia>
-        public final class Cons_messageExtendedMedia: Sendable, TLConstructorPayload {
+        public final class Cons_messageExtendedMedia: Sendable {
             public let media: Api.MessageMedia
 
             public init(media: Api.MessageMedia) {
                 self.media = media
             }
-
-            public var tlBoxed: MessageExtendedMedia { .messageExtendedMedia(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2871,27 +2819,23 @@ extension Api {
         /// `inputCollectibleUsername#e39460a9 username:string = InputCollectible;`
         ///
         /// <https://core.telegram.org/constructor/inputCollectibleUsername>
-        public final class Cons_inputCollectibleUsername: Sendable, TLConstructorPayload {
+        public final class Cons_inputCollectibleUsername: Sendable {
             public let username: String
 
             public init(username: String) {
                 self.username = username
             }
-
-            public var tlBoxed: InputCollectible { .inputCollectibleUsername(self) }
         }
 
         /// `inputCollectiblePhone#a2e214a4 phone:string = InputCollectible;`
         ///
         /// <https://core.telegram.org/constructor/inputCollectiblePhone>
-        public final class Cons_inputCollectiblePhone: Sendable, TLConstructorPayload {
+        public final class Cons_inputCollectiblePhone: Sendable {
             public let phone: String
 
             public init(phone: String) {
                 self.phone = phone
             }
-
-            public var tlBoxed: InputCollectible { .inputCollectiblePhone(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2959,7 +2903,7 @@ extension Api.account {
         /// `account.businessChatLinks#ec43a2d1 links:Vector<BusinessChatLink> chats:Vector<Chat> users:Vector<User> = account.BusinessChatLinks;`
         ///
         /// <https://core.telegram.org/constructor/account.businessChatLinks>
-        public final class Cons_businessChatLinks: Sendable, TLConstructorPayload {
+        public final class Cons_businessChatLinks: Sendable {
             public let links: [Api.BusinessChatLink]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -2969,8 +2913,6 @@ extension Api.account {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: BusinessChatLinks { .businessChatLinks(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3031,7 +2973,7 @@ extension Api.account {
         /// `account.resolvedBusinessChatLinks#9a23af21 flags:# peer:Peer message:string entities:flags.0?Vector<MessageEntity> chats:Vector<Chat> users:Vector<User> = account.ResolvedBusinessChatLinks;`
         ///
         /// <https://core.telegram.org/constructor/account.resolvedBusinessChatLinks>
-        public final class Cons_resolvedBusinessChatLinks: Sendable, TLConstructorPayload {
+        public final class Cons_resolvedBusinessChatLinks: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -3059,8 +3001,6 @@ extension Api.account {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: ResolvedBusinessChatLinks { .resolvedBusinessChatLinks(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3138,7 +3078,7 @@ extension Api {
         /// `reactionsNotifySettings#71e4ea58 flags:# messages_notify_from:flags.0?ReactionNotificationsFrom stories_notify_from:flags.1?ReactionNotificationsFrom poll_votes_notify_from:flags.2?ReactionNotificationsFrom sound:NotificationSound show_previews:Bool = ReactionsNotifySettings;`
         ///
         /// <https://core.telegram.org/constructor/reactionsNotifySettings>
-        public final class Cons_reactionsNotifySettings: Sendable, TLConstructorPayload {
+        public final class Cons_reactionsNotifySettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let messagesNotifyFrom: Api.ReactionNotificationsFrom?
@@ -3168,8 +3108,6 @@ extension Api {
                 self.sound = sound
                 self.showPreviews = showPreviews
             }
-
-            public var tlBoxed: ReactionsNotifySettings { .reactionsNotifySettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3251,14 +3189,12 @@ extension Api.payments {
         /// `payments.starGiftUpgradeAttributes#46c6e36f attributes:Vector<StarGiftAttribute> = payments.StarGiftUpgradeAttributes;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftUpgradeAttributes>
-        public final class Cons_starGiftUpgradeAttributes: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftUpgradeAttributes: Sendable {
             public let attributes: [Api.StarGiftAttribute]
 
             public init(attributes: [Api.StarGiftAttribute]) {
                 self.attributes = attributes
             }
-
-            public var tlBoxed: StarGiftUpgradeAttributes { .starGiftUpgradeAttributes(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -84,33 +84,29 @@ extension Api {
         /// `userStatusOnline#edb93949 expires:int = UserStatus;`
         ///
         /// <https://core.telegram.org/constructor/userStatusOnline>
-        public struct Cons_userStatusOnline: Sendable, TLConstructorPayload {
+        public struct Cons_userStatusOnline: Sendable {
             public let expires: Int32
 
             public init(expires: Int32) {
                 self.expires = expires
             }
-
-            public var tlBoxed: UserStatus { .userStatusOnline(self) }
         }
 
         /// `userStatusOffline#008c703f was_online:int = UserStatus;`
         ///
         /// <https://core.telegram.org/constructor/userStatusOffline>
-        public struct Cons_userStatusOffline: Sendable, TLConstructorPayload {
+        public struct Cons_userStatusOffline: Sendable {
             public let wasOnline: Int32
 
             public init(wasOnline: Int32) {
                 self.wasOnline = wasOnline
             }
-
-            public var tlBoxed: UserStatus { .userStatusOffline(self) }
         }
 
         /// `userStatusRecently#7b197dc8 flags:# by_me:flags.0?true = UserStatus;`
         ///
         /// <https://core.telegram.org/constructor/userStatusRecently>
-        public struct Cons_userStatusRecently: Sendable, TLConstructorPayload {
+        public struct Cons_userStatusRecently: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var byMe: Bool { tlFlagIsSet(flags, 0x1) }
@@ -124,14 +120,12 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: UserStatus { .userStatusRecently(self) }
         }
 
         /// `userStatusLastWeek#541a1d1a flags:# by_me:flags.0?true = UserStatus;`
         ///
         /// <https://core.telegram.org/constructor/userStatusLastWeek>
-        public struct Cons_userStatusLastWeek: Sendable, TLConstructorPayload {
+        public struct Cons_userStatusLastWeek: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var byMe: Bool { tlFlagIsSet(flags, 0x1) }
@@ -145,14 +139,12 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: UserStatus { .userStatusLastWeek(self) }
         }
 
         /// `userStatusLastMonth#65899777 flags:# by_me:flags.0?true = UserStatus;`
         ///
         /// <https://core.telegram.org/constructor/userStatusLastMonth>
-        public struct Cons_userStatusLastMonth: Sendable, TLConstructorPayload {
+        public struct Cons_userStatusLastMonth: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var byMe: Bool { tlFlagIsSet(flags, 0x1) }
@@ -166,8 +158,6 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: UserStatus { .userStatusLastMonth(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -307,7 +297,7 @@ extension Api.auth {
         /// `auth.sentCode#5e002502 flags:# type:auth.SentCodeType phone_code_hash:string next_type:flags.1?auth.CodeType timeout:flags.2?int = auth.SentCode;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCode>
-        public final class Cons_sentCode: Sendable, TLConstructorPayload {
+        public final class Cons_sentCode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let type: Api.auth.SentCodeType
@@ -333,27 +323,23 @@ extension Api.auth {
                 self.nextType = nextType
                 self.timeout = timeout
             }
-
-            public var tlBoxed: SentCode { .sentCode(self) }
         }
 
         /// `auth.sentCodeSuccess#2390fe44 authorization:auth.Authorization = auth.SentCode;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCodeSuccess>
-        public final class Cons_sentCodeSuccess: Sendable, TLConstructorPayload {
+        public final class Cons_sentCodeSuccess: Sendable {
             public let authorization: Api.auth.Authorization
 
             public init(authorization: Api.auth.Authorization) {
                 self.authorization = authorization
             }
-
-            public var tlBoxed: SentCode { .sentCodeSuccess(self) }
         }
 
         /// `auth.sentCodePaymentRequired#f8827ebf store_product:string phone_code_hash:string support_email_address:string support_email_subject:string premium_days:int currency:string amount:long = auth.SentCode;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCodePaymentRequired>
-        public final class Cons_sentCodePaymentRequired: Sendable, TLConstructorPayload {
+        public final class Cons_sentCodePaymentRequired: Sendable {
             public let storeProduct: String
             public let phoneCodeHash: String
             public let supportEmailAddress: String
@@ -371,8 +357,6 @@ extension Api.auth {
                 self.currency = currency
                 self.amount = amount
             }
-
-            public var tlBoxed: SentCode { .sentCodePaymentRequired(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -502,7 +486,7 @@ extension Api.messages {
         /// `messages.allStickers#cdbbcebb hash:long sets:Vector<StickerSet> = messages.AllStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.allStickers>
-        public final class Cons_allStickers: Sendable, TLConstructorPayload {
+        public final class Cons_allStickers: Sendable {
             public let hash: Int64
             public let sets: [Api.StickerSet]
 
@@ -510,8 +494,6 @@ extension Api.messages {
                 self.hash = hash
                 self.sets = sets
             }
-
-            public var tlBoxed: AllStickers { .allStickers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -578,7 +560,7 @@ extension Api.account {
         /// `account.authorizations#4bff8ea0 authorization_ttl_days:int authorizations:Vector<Authorization> = account.Authorizations;`
         ///
         /// <https://core.telegram.org/constructor/account.authorizations>
-        public final class Cons_authorizations: Sendable, TLConstructorPayload {
+        public final class Cons_authorizations: Sendable {
             public let authorizationTtlDays: Int32
             public let authorizations: [Api.Authorization]
 
@@ -586,8 +568,6 @@ extension Api.account {
                 self.authorizationTtlDays = authorizationTtlDays
                 self.authorizations = authorizations
             }
-
-            public var tlBoxed: Authorizations { .authorizations(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -662,7 +642,7 @@ extension Api {
         /// `inputBotInlineResult#88bf9319 flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?InputWebDocument content:flags.5?InputWebDocument send_message:InputBotInlineMessage = InputBotInlineResult;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineResult>
-        public final class Cons_inputBotInlineResult: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineResult: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: String
@@ -703,14 +683,12 @@ extension Api {
                 self.content = content
                 self.sendMessage = sendMessage
             }
-
-            public var tlBoxed: InputBotInlineResult { .inputBotInlineResult(self) }
         }
 
         /// `inputBotInlineResultPhoto#a8d864a7 id:string type:string photo:InputPhoto send_message:InputBotInlineMessage = InputBotInlineResult;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineResultPhoto>
-        public final class Cons_inputBotInlineResultPhoto: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineResultPhoto: Sendable {
             public let id: String
             public let type: String
             public let photo: Api.InputPhoto
@@ -722,14 +700,12 @@ extension Api {
                 self.photo = photo
                 self.sendMessage = sendMessage
             }
-
-            public var tlBoxed: InputBotInlineResult { .inputBotInlineResultPhoto(self) }
         }
 
         /// `inputBotInlineResultDocument#fff8fdc4 flags:# id:string type:string title:flags.1?string description:flags.2?string document:InputDocument send_message:InputBotInlineMessage = InputBotInlineResult;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineResultDocument>
-        public final class Cons_inputBotInlineResultDocument: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineResultDocument: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: String
@@ -761,14 +737,12 @@ extension Api {
                 self.document = document
                 self.sendMessage = sendMessage
             }
-
-            public var tlBoxed: InputBotInlineResult { .inputBotInlineResultDocument(self) }
         }
 
         /// `inputBotInlineResultGame#4fa417f2 id:string short_name:string send_message:InputBotInlineMessage = InputBotInlineResult;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineResultGame>
-        public final class Cons_inputBotInlineResultGame: Sendable, TLConstructorPayload {
+        public final class Cons_inputBotInlineResultGame: Sendable {
             public let id: String
             public let shortName: String
             public let sendMessage: Api.InputBotInlineMessage
@@ -778,8 +752,6 @@ extension Api {
                 self.shortName = shortName
                 self.sendMessage = sendMessage
             }
-
-            public var tlBoxed: InputBotInlineResult { .inputBotInlineResultGame(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -973,7 +945,7 @@ extension Api {
         /// `inputClientProxy#75588b3f address:string port:int = InputClientProxy;`
         ///
         /// <https://core.telegram.org/constructor/inputClientProxy>
-        public final class Cons_inputClientProxy: Sendable, TLConstructorPayload {
+        public final class Cons_inputClientProxy: Sendable {
             public let address: String
             public let port: Int32
 
@@ -981,8 +953,6 @@ extension Api {
                 self.address = address
                 self.port = port
             }
-
-            public var tlBoxed: InputClientProxy { .inputClientProxy(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1045,7 +1015,7 @@ extension Api.account {
         /// `account.themes#9a3d8c6d hash:long themes:Vector<Theme> = account.Themes;`
         ///
         /// <https://core.telegram.org/constructor/account.themes>
-        public final class Cons_themes: Sendable, TLConstructorPayload {
+        public final class Cons_themes: Sendable {
             public let hash: Int64
             public let themes: [Api.Theme]
 
@@ -1053,8 +1023,6 @@ extension Api.account {
                 self.hash = hash
                 self.themes = themes
             }
-
-            public var tlBoxed: Themes { .themes(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1121,7 +1089,7 @@ extension Api {
         /// `messageReplies#83d60fc2 flags:# comments:flags.0?true replies:int replies_pts:int recent_repliers:flags.1?Vector<Peer> channel_id:flags.0?long max_id:flags.2?int read_max_id:flags.3?int = MessageReplies;`
         ///
         /// <https://core.telegram.org/constructor/messageReplies>
-        public final class Cons_messageReplies: Sendable, TLConstructorPayload {
+        public final class Cons_messageReplies: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let replies: Int32
@@ -1157,8 +1125,6 @@ extension Api {
                 self.maxId = maxId
                 self.readMaxId = readMaxId
             }
-
-            public var tlBoxed: MessageReplies { .messageReplies(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1261,7 +1227,7 @@ extension Api {
         /// `groupCallDiscarded#7780bcb4 id:long access_hash:long duration:int = GroupCall;`
         ///
         /// <https://core.telegram.org/constructor/groupCallDiscarded>
-        public final class Cons_groupCallDiscarded: Sendable, TLConstructorPayload {
+        public final class Cons_groupCallDiscarded: Sendable {
             public let id: Int64
             public let accessHash: Int64
             public let duration: Int32
@@ -1271,14 +1237,12 @@ extension Api {
                 self.accessHash = accessHash
                 self.duration = duration
             }
-
-            public var tlBoxed: GroupCall { .groupCallDiscarded(self) }
         }
 
         /// `groupCall#efb2b617 flags:# join_muted:flags.1?true can_change_join_muted:flags.2?true join_date_asc:flags.6?true schedule_start_subscribed:flags.8?true can_start_video:flags.9?true record_video_active:flags.11?true rtmp_stream:flags.12?true listeners_hidden:flags.13?true conference:flags.14?true creator:flags.15?true messages_enabled:flags.17?true can_change_messages_enabled:flags.18?true min:flags.19?true id:long access_hash:long participants_count:int title:flags.3?string stream_dc_id:flags.4?int record_start_date:flags.5?int schedule_date:flags.7?int unmuted_video_count:flags.10?int unmuted_video_limit:int version:int invite_link:flags.16?string send_paid_messages_stars:flags.20?long default_send_as:flags.21?Peer = GroupCall;`
         ///
         /// <https://core.telegram.org/constructor/groupCall>
-        public final class Cons_groupCall: Sendable, TLConstructorPayload {
+        public final class Cons_groupCall: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -1363,8 +1327,6 @@ extension Api {
                 self.sendPaidMessagesStars = sendPaidMessagesStars
                 self.defaultSendAs = defaultSendAs
             }
-
-            public var tlBoxed: GroupCall { .groupCall(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1524,7 +1486,7 @@ extension Api.channels {
         /// `channels.sendAsPeers#f496b0c6 peers:Vector<SendAsPeer> chats:Vector<Chat> users:Vector<User> = channels.SendAsPeers;`
         ///
         /// <https://core.telegram.org/constructor/channels.sendAsPeers>
-        public final class Cons_sendAsPeers: Sendable, TLConstructorPayload {
+        public final class Cons_sendAsPeers: Sendable {
             public let peers: [Api.SendAsPeer]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -1534,8 +1496,6 @@ extension Api.channels {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: SendAsPeers { .sendAsPeers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1601,7 +1561,7 @@ extension Api.messages {
         /// `messages.availableReactions#768e3aad hash:int reactions:Vector<AvailableReaction> = messages.AvailableReactions;`
         ///
         /// <https://core.telegram.org/constructor/messages.availableReactions>
-        public final class Cons_availableReactions: Sendable, TLConstructorPayload {
+        public final class Cons_availableReactions: Sendable {
             public let hash: Int32
             public let reactions: [Api.AvailableReaction]
 
@@ -1609,8 +1569,6 @@ extension Api.messages {
                 self.hash = hash
                 self.reactions = reactions
             }
-
-            public var tlBoxed: AvailableReactions { .availableReactions(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1677,7 +1635,7 @@ extension Api {
         /// `autoSaveException#81602d47 peer:Peer settings:AutoSaveSettings = AutoSaveException;`
         ///
         /// <https://core.telegram.org/constructor/autoSaveException>
-        public final class Cons_autoSaveException: Sendable, TLConstructorPayload {
+        public final class Cons_autoSaveException: Sendable {
             public let peer: Api.Peer
             public let settings: Api.AutoSaveSettings
 
@@ -1685,8 +1643,6 @@ extension Api {
                 self.peer = peer
                 self.settings = settings
             }
-
-            public var tlBoxed: AutoSaveException { .autoSaveException(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1754,7 +1710,7 @@ extension Api {
         /// `messagePeerVote#b6cc2d5c peer:Peer option:bytes date:int = MessagePeerVote;`
         ///
         /// <https://core.telegram.org/constructor/messagePeerVote>
-        public final class Cons_messagePeerVote: Sendable, TLConstructorPayload {
+        public final class Cons_messagePeerVote: Sendable {
             public let peer: Api.Peer
             public let option: [UInt8]
             public let date: Int32
@@ -1764,14 +1720,12 @@ extension Api {
                 self.option = option
                 self.date = date
             }
-
-            public var tlBoxed: MessagePeerVote { .messagePeerVote(self) }
         }
 
         /// `messagePeerVoteInputOption#74cda504 peer:Peer date:int = MessagePeerVote;`
         ///
         /// <https://core.telegram.org/constructor/messagePeerVoteInputOption>
-        public final class Cons_messagePeerVoteInputOption: Sendable, TLConstructorPayload {
+        public final class Cons_messagePeerVoteInputOption: Sendable {
             public let peer: Api.Peer
             public let date: Int32
 
@@ -1779,14 +1733,12 @@ extension Api {
                 self.peer = peer
                 self.date = date
             }
-
-            public var tlBoxed: MessagePeerVote { .messagePeerVoteInputOption(self) }
         }
 
         /// `messagePeerVoteMultiple#4628f6e6 peer:Peer options:Vector<bytes> date:int = MessagePeerVote;`
         ///
         /// <https://core.telegram.org/constructor/messagePeerVoteMultiple>
-        public final class Cons_messagePeerVoteMultiple: Sendable, TLConstructorPayload {
+        public final class Cons_messagePeerVoteMultiple: Sendable {
             public let peer: Api.Peer
             public let options: [[UInt8]]
             public let date: Int32
@@ -1796,8 +1748,6 @@ extension Api {
                 self.options = options
                 self.date = date
             }
-
-            public var tlBoxed: MessagePeerVote { .messagePeerVoteMultiple(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1902,7 +1852,7 @@ extension Api.help {
         /// `help.timezonesList#7b74ed71 timezones:Vector<Timezone> hash:int = help.TimezonesList;`
         ///
         /// <https://core.telegram.org/constructor/help.timezonesList>
-        public final class Cons_timezonesList: Sendable, TLConstructorPayload {
+        public final class Cons_timezonesList: Sendable {
             public let timezones: [Api.Timezone]
             public let hash: Int32
 
@@ -1910,8 +1860,6 @@ extension Api.help {
                 self.timezones = timezones
                 self.hash = hash
             }
-
-            public var tlBoxed: TimezonesList { .timezonesList(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1981,27 +1929,23 @@ extension Api {
         /// `inputQuickReplyShortcut#24596d41 shortcut:string = InputQuickReplyShortcut;`
         ///
         /// <https://core.telegram.org/constructor/inputQuickReplyShortcut>
-        public final class Cons_inputQuickReplyShortcut: Sendable, TLConstructorPayload {
+        public final class Cons_inputQuickReplyShortcut: Sendable {
             public let shortcut: String
 
             public init(shortcut: String) {
                 self.shortcut = shortcut
             }
-
-            public var tlBoxed: InputQuickReplyShortcut { .inputQuickReplyShortcut(self) }
         }
 
         /// `inputQuickReplyShortcutId#01190cf1 shortcut_id:int = InputQuickReplyShortcut;`
         ///
         /// <https://core.telegram.org/constructor/inputQuickReplyShortcutId>
-        public struct Cons_inputQuickReplyShortcutId: Sendable, TLConstructorPayload {
+        public struct Cons_inputQuickReplyShortcutId: Sendable {
             public let shortcutId: Int32
 
             public init(shortcutId: Int32) {
                 self.shortcutId = shortcutId
             }
-
-            public var tlBoxed: InputQuickReplyShortcut { .inputQuickReplyShortcutId(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2071,7 +2015,7 @@ extension Api {
         /// `businessBotRecipients#b88cf373 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> exclude_users:flags.6?Vector<long> = BusinessBotRecipients;`
         ///
         /// <https://core.telegram.org/constructor/businessBotRecipients>
-        public final class Cons_businessBotRecipients: Sendable, TLConstructorPayload {
+        public final class Cons_businessBotRecipients: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let users: [Int64]?
@@ -2101,8 +2045,6 @@ extension Api {
                 self.users = users
                 self.excludeUsers = excludeUsers
             }
-
-            public var tlBoxed: BusinessBotRecipients { .businessBotRecipients(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2186,7 +2128,7 @@ extension Api.channels {
         /// `channels.sponsoredMessageReportResultChooseOption#846f9e42 title:string options:Vector<SponsoredMessageReportOption> = channels.SponsoredMessageReportResult;`
         ///
         /// <https://core.telegram.org/constructor/channels.sponsoredMessageReportResultChooseOption>
-        public final class Cons_sponsoredMessageReportResultChooseOption: Sendable, TLConstructorPayload {
+        public final class Cons_sponsoredMessageReportResultChooseOption: Sendable {
             public let title: String
             public let options: [Api.SponsoredMessageReportOption]
 
@@ -2194,8 +2136,6 @@ extension Api.channels {
                 self.title = title
                 self.options = options
             }
-
-            public var tlBoxed: SponsoredMessageReportResult { .sponsoredMessageReportResultChooseOption(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2267,7 +2207,7 @@ extension Api {
         /// `inputStarsTransaction#206ae6d1 flags:# refund:flags.0?true id:string = InputStarsTransaction;`
         ///
         /// <https://core.telegram.org/constructor/inputStarsTransaction>
-        public final class Cons_inputStarsTransaction: Sendable, TLConstructorPayload {
+        public final class Cons_inputStarsTransaction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: String
@@ -2284,8 +2224,6 @@ extension Api {
                 self.flags = _flags
                 self.id = id
             }
-
-            public var tlBoxed: InputStarsTransaction { .inputStarsTransaction(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2356,20 +2294,18 @@ extension Api {
         /// `inputSavedStarGiftUser#69279795 msg_id:int = InputSavedStarGift;`
         ///
         /// <https://core.telegram.org/constructor/inputSavedStarGiftUser>
-        public struct Cons_inputSavedStarGiftUser: Sendable, TLConstructorPayload {
+        public struct Cons_inputSavedStarGiftUser: Sendable {
             public let msgId: Int32
 
             public init(msgId: Int32) {
                 self.msgId = msgId
             }
-
-            public var tlBoxed: InputSavedStarGift { .inputSavedStarGiftUser(self) }
         }
 
         /// `inputSavedStarGiftChat#f101aa7f peer:InputPeer saved_id:long = InputSavedStarGift;`
         ///
         /// <https://core.telegram.org/constructor/inputSavedStarGiftChat>
-        public final class Cons_inputSavedStarGiftChat: Sendable, TLConstructorPayload {
+        public final class Cons_inputSavedStarGiftChat: Sendable {
             public let peer: Api.InputPeer
             public let savedId: Int64
 
@@ -2377,21 +2313,17 @@ extension Api {
                 self.peer = peer
                 self.savedId = savedId
             }
-
-            public var tlBoxed: InputSavedStarGift { .inputSavedStarGiftChat(self) }
         }
 
         /// `inputSavedStarGiftSlug#2085c238 slug:string = InputSavedStarGift;`
         ///
         /// <https://core.telegram.org/constructor/inputSavedStarGiftSlug>
-        public final class Cons_inputSavedStarGiftSlug: Sendable, TLConstructorPayload {
+        public final class Cons_inputSavedStarGiftSlug: Sendable {
             public let slug: String
 
             public init(slug: String) {
                 self.slug = slug
             }
-
-            public var tlBoxed: InputSavedStarGift { .inputSavedStarGiftSlug(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2479,7 +2411,7 @@ extension Api {
         /// `searchPostsFlood#3e0b5b6a flags:# query_is_free:flags.0?true total_daily:int remains:int wait_till:flags.1?int stars_amount:long = SearchPostsFlood;`
         ///
         /// <https://core.telegram.org/constructor/searchPostsFlood>
-        public final class Cons_searchPostsFlood: Sendable, TLConstructorPayload {
+        public final class Cons_searchPostsFlood: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let totalDaily: Int32
@@ -2506,8 +2438,6 @@ extension Api {
                 self.waitTill = waitTill
                 self.starsAmount = starsAmount
             }
-
-            public var tlBoxed: SearchPostsFlood { .searchPostsFlood(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2582,7 +2512,7 @@ extension Api.payments {
         /// `payments.starGiftAuctionState#6b39f4ec gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState timeout:int users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionState;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftAuctionState>
-        public final class Cons_starGiftAuctionState: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftAuctionState: Sendable {
             public let gift: Api.StarGift
             public let state: Api.StarGiftAuctionState
             public let userState: Api.StarGiftAuctionUserState
@@ -2598,8 +2528,6 @@ extension Api.payments {
                 self.users = users
                 self.chats = chats
             }
-
-            public var tlBoxed: StarGiftAuctionState { .starGiftAuctionState(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

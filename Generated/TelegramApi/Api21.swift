@@ -64,7 +64,7 @@ extension Api {
         /// `chatPhoto#1c6e1c11 flags:# has_video:flags.0?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = ChatPhoto;`
         ///
         /// <https://core.telegram.org/constructor/chatPhoto>
-        public final class Cons_chatPhoto: Sendable, TLConstructorPayload {
+        public final class Cons_chatPhoto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let photoId: Int64
@@ -88,8 +88,6 @@ extension Api {
                 self.strippedThumb = strippedThumb
                 self.dcId = dcId
             }
-
-            public var tlBoxed: ChatPhoto { .chatPhoto(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -168,7 +166,7 @@ extension Api.messages {
         /// `messages.affectedMessages#84d19185 pts:int pts_count:int = messages.AffectedMessages;`
         ///
         /// <https://core.telegram.org/constructor/messages.affectedMessages>
-        public struct Cons_affectedMessages: Sendable, TLConstructorPayload {
+        public struct Cons_affectedMessages: Sendable {
             public let pts: Int32
             public let ptsCount: Int32
 
@@ -176,8 +174,6 @@ extension Api.messages {
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
-
-            public var tlBoxed: AffectedMessages { .affectedMessages(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -237,7 +233,7 @@ extension Api {
         /// `topPeerCategoryPeers#fb834291 category:TopPeerCategory count:int peers:Vector<TopPeer> = TopPeerCategoryPeers;`
         ///
         /// <https://core.telegram.org/constructor/topPeerCategoryPeers>
-        public final class Cons_topPeerCategoryPeers: Sendable, TLConstructorPayload {
+        public final class Cons_topPeerCategoryPeers: Sendable {
             public let category: Api.TopPeerCategory
             public let count: Int32
             public let peers: [Api.TopPeer]
@@ -247,8 +243,6 @@ extension Api {
                 self.count = count
                 self.peers = peers
             }
-
-            public var tlBoxed: TopPeerCategoryPeers { .topPeerCategoryPeers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -309,7 +303,7 @@ extension Api.phone {
         /// `phone.phoneCall#ec82e140 phone_call:PhoneCall users:Vector<User> = phone.PhoneCall;`
         ///
         /// <https://core.telegram.org/constructor/phone.phoneCall>
-        public final class Cons_phoneCall: Sendable, TLConstructorPayload {
+        public final class Cons_phoneCall: Sendable {
             public let phoneCall: Api.PhoneCall
             public let users: [Api.User]
 
@@ -317,8 +311,6 @@ extension Api.phone {
                 self.phoneCall = phoneCall
                 self.users = users
             }
-
-            public var tlBoxed: PhoneCall { .phoneCall(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -386,40 +378,34 @@ extension Api {
         /// `dialogPeer#e56dbf05 peer:Peer = DialogPeer;`
         ///
         /// <https://core.telegram.org/constructor/dialogPeer>
-        public final class Cons_dialogPeer: Sendable, TLConstructorPayload {
+        public final class Cons_dialogPeer: Sendable {
             public let peer: Api.Peer
 
             public init(peer: Api.Peer) {
                 self.peer = peer
             }
-
-            public var tlBoxed: DialogPeer { .dialogPeer(self) }
         }
 
         /// `dialogPeerFolder#514519e2 folder_id:int = DialogPeer;`
         ///
         /// <https://core.telegram.org/constructor/dialogPeerFolder>
-        public struct Cons_dialogPeerFolder: Sendable, TLConstructorPayload {
+        public struct Cons_dialogPeerFolder: Sendable {
             public let folderId: Int32
 
             public init(folderId: Int32) {
                 self.folderId = folderId
             }
-
-            public var tlBoxed: DialogPeer { .dialogPeerFolder(self) }
         }
 
         /// `dialogPeerCommunity#2f65c8e4 community_id:long = DialogPeer;`
         ///
         /// <https://core.telegram.org/constructor/dialogPeerCommunity>
-        public struct Cons_dialogPeerCommunity: Sendable, TLConstructorPayload {
+        public struct Cons_dialogPeerCommunity: Sendable {
             public let communityId: Int64
 
             public init(communityId: Int64) {
                 self.communityId = communityId
             }
-
-            public var tlBoxed: DialogPeer { .dialogPeerCommunity(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -505,7 +491,7 @@ extension Api {
         /// `pageRelatedArticle#b390dc08 flags:# url:string webpage_id:long title:flags.0?string description:flags.1?string photo_id:flags.2?long author:flags.3?string published_date:flags.4?int = PageRelatedArticle;`
         ///
         /// <https://core.telegram.org/constructor/pageRelatedArticle>
-        public final class Cons_pageRelatedArticle: Sendable, TLConstructorPayload {
+        public final class Cons_pageRelatedArticle: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let url: String
@@ -543,8 +529,6 @@ extension Api {
                 self.author = author
                 self.publishedDate = publishedDate
             }
-
-            public var tlBoxed: PageRelatedArticle { .pageRelatedArticle(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -747,7 +731,7 @@ extension Api {
         /// `videoSize#de33b094 flags:# type:string w:int h:int size:int video_start_ts:flags.0?double = VideoSize;`
         ///
         /// <https://core.telegram.org/constructor/videoSize>
-        public final class Cons_videoSize: Sendable, TLConstructorPayload {
+        public final class Cons_videoSize: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let type: String
@@ -775,14 +759,12 @@ extension Api {
                 self.size = size
                 self.videoStartTs = videoStartTs
             }
-
-            public var tlBoxed: VideoSize { .videoSize(self) }
         }
 
         /// `videoSizeEmojiMarkup#f85c413c emoji_id:long background_colors:Vector<int> = VideoSize;`
         ///
         /// <https://core.telegram.org/constructor/videoSizeEmojiMarkup>
-        public final class Cons_videoSizeEmojiMarkup: Sendable, TLConstructorPayload {
+        public final class Cons_videoSizeEmojiMarkup: Sendable {
             public let emojiId: Int64
             public let backgroundColors: [Int32]
 
@@ -790,14 +772,12 @@ extension Api {
                 self.emojiId = emojiId
                 self.backgroundColors = backgroundColors
             }
-
-            public var tlBoxed: VideoSize { .videoSizeEmojiMarkup(self) }
         }
 
         /// `videoSizeStickerMarkup#0da082fe stickerset:InputStickerSet sticker_id:long background_colors:Vector<int> = VideoSize;`
         ///
         /// <https://core.telegram.org/constructor/videoSizeStickerMarkup>
-        public final class Cons_videoSizeStickerMarkup: Sendable, TLConstructorPayload {
+        public final class Cons_videoSizeStickerMarkup: Sendable {
             public let stickerset: Api.InputStickerSet
             public let stickerId: Int64
             public let backgroundColors: [Int32]
@@ -807,8 +787,6 @@ extension Api {
                 self.stickerId = stickerId
                 self.backgroundColors = backgroundColors
             }
-
-            public var tlBoxed: VideoSize { .videoSizeStickerMarkup(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -929,7 +907,7 @@ extension Api.messages {
         /// `messages.chatInviteImporters#81b6b00a count:int importers:Vector<ChatInviteImporter> users:Vector<User> = messages.ChatInviteImporters;`
         ///
         /// <https://core.telegram.org/constructor/messages.chatInviteImporters>
-        public final class Cons_chatInviteImporters: Sendable, TLConstructorPayload {
+        public final class Cons_chatInviteImporters: Sendable {
             public let count: Int32
             public let importers: [Api.ChatInviteImporter]
             public let users: [Api.User]
@@ -939,8 +917,6 @@ extension Api.messages {
                 self.importers = importers
                 self.users = users
             }
-
-            public var tlBoxed: ChatInviteImporters { .chatInviteImporters(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1013,7 +989,7 @@ extension Api {
         /// `botMenuButton#c7b57ce6 text:string url:string = BotMenuButton;`
         ///
         /// <https://core.telegram.org/constructor/botMenuButton>
-        public final class Cons_botMenuButton: Sendable, TLConstructorPayload {
+        public final class Cons_botMenuButton: Sendable {
             public let text: String
             public let url: String
 
@@ -1021,8 +997,6 @@ extension Api {
                 self.text = text
                 self.url = url
             }
-
-            public var tlBoxed: BotMenuButton { .botMenuButton(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1099,7 +1073,7 @@ extension Api.chatlists {
         /// `chatlists.chatlistInviteAlready#fa87f659 filter_id:int missing_peers:Vector<Peer> already_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
         ///
         /// <https://core.telegram.org/constructor/chatlists.chatlistInviteAlready>
-        public final class Cons_chatlistInviteAlready: Sendable, TLConstructorPayload {
+        public final class Cons_chatlistInviteAlready: Sendable {
             public let filterId: Int32
             public let missingPeers: [Api.Peer]
             public let alreadyPeers: [Api.Peer]
@@ -1113,14 +1087,12 @@ extension Api.chatlists {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: ChatlistInvite { .chatlistInviteAlready(self) }
         }
 
         /// `chatlists.chatlistInvite#f10ece2f flags:# title_noanimate:flags.1?true title:TextWithEntities emoticon:flags.0?string peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
         ///
         /// <https://core.telegram.org/constructor/chatlists.chatlistInvite>
-        public final class Cons_chatlistInvite: Sendable, TLConstructorPayload {
+        public final class Cons_chatlistInvite: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let title: Api.TextWithEntities
@@ -1150,8 +1122,6 @@ extension Api.chatlists {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: ChatlistInvite { .chatlistInvite(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1258,7 +1228,7 @@ extension Api.messages {
         /// `messages.botPreparedInlineMessage#8ecf0511 id:string expire_date:int = messages.BotPreparedInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/messages.botPreparedInlineMessage>
-        public final class Cons_botPreparedInlineMessage: Sendable, TLConstructorPayload {
+        public final class Cons_botPreparedInlineMessage: Sendable {
             public let id: String
             public let expireDate: Int32
 
@@ -1266,8 +1236,6 @@ extension Api.messages {
                 self.id = id
                 self.expireDate = expireDate
             }
-
-            public var tlBoxed: BotPreparedInlineMessage { .botPreparedInlineMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1330,7 +1298,7 @@ extension Api.account {
         /// `account.webBrowserSettings#79eb8cb3 flags:# open_external_browser:flags.0?true display_close_button:flags.1?true external_exceptions:Vector<WebDomainException> inapp_exceptions:Vector<WebDomainException> hash:long = account.WebBrowserSettings;`
         ///
         /// <https://core.telegram.org/constructor/account.webBrowserSettings>
-        public final class Cons_webBrowserSettings: Sendable, TLConstructorPayload {
+        public final class Cons_webBrowserSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let externalExceptions: [Api.WebDomainException]
@@ -1355,8 +1323,6 @@ extension Api.account {
                 self.inappExceptions = inappExceptions
                 self.hash = hash
             }
-
-            public var tlBoxed: WebBrowserSettings { .webBrowserSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

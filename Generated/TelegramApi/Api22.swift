@@ -192,20 +192,18 @@ extension Api {
         /// `inputNotifyPeer#b8bc5b0c peer:InputPeer = InputNotifyPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputNotifyPeer>
-        public final class Cons_inputNotifyPeer: Sendable, TLConstructorPayload {
+        public final class Cons_inputNotifyPeer: Sendable {
             public let peer: Api.InputPeer
 
             public init(peer: Api.InputPeer) {
                 self.peer = peer
             }
-
-            public var tlBoxed: InputNotifyPeer { .inputNotifyPeer(self) }
         }
 
         /// `inputNotifyForumTopic#5c467992 peer:InputPeer top_msg_id:int = InputNotifyPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputNotifyForumTopic>
-        public final class Cons_inputNotifyForumTopic: Sendable, TLConstructorPayload {
+        public final class Cons_inputNotifyForumTopic: Sendable {
             public let peer: Api.InputPeer
             public let topMsgId: Int32
 
@@ -213,21 +211,17 @@ extension Api {
                 self.peer = peer
                 self.topMsgId = topMsgId
             }
-
-            public var tlBoxed: InputNotifyPeer { .inputNotifyForumTopic(self) }
         }
 
         /// `inputNotifyCommunity#27bb1adc community:InputChannel = InputNotifyPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputNotifyCommunity>
-        public final class Cons_inputNotifyCommunity: Sendable, TLConstructorPayload {
+        public final class Cons_inputNotifyCommunity: Sendable {
             public let community: Api.InputChannel
 
             public init(community: Api.InputChannel) {
                 self.community = community
             }
-
-            public var tlBoxed: InputNotifyPeer { .inputNotifyCommunity(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -349,7 +343,7 @@ extension Api.updates {
         /// `updates.differenceEmpty#5d75a138 date:int seq:int = updates.Difference;`
         ///
         /// <https://core.telegram.org/constructor/updates.differenceEmpty>
-        public struct Cons_differenceEmpty: Sendable, TLConstructorPayload {
+        public struct Cons_differenceEmpty: Sendable {
             public let date: Int32
             public let seq: Int32
 
@@ -357,14 +351,12 @@ extension Api.updates {
                 self.date = date
                 self.seq = seq
             }
-
-            public var tlBoxed: Difference { .differenceEmpty(self) }
         }
 
         /// `updates.difference#00f49ca0 new_messages:Vector<Message> new_encrypted_messages:Vector<EncryptedMessage> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> state:updates.State = updates.Difference;`
         ///
         /// <https://core.telegram.org/constructor/updates.difference>
-        public final class Cons_difference: Sendable, TLConstructorPayload {
+        public final class Cons_difference: Sendable {
             public let newMessages: [Api.Message]
             public let newEncryptedMessages: [Api.EncryptedMessage]
             public let otherUpdates: [Api.Update]
@@ -380,14 +372,12 @@ extension Api.updates {
                 self.users = users
                 self.state = state
             }
-
-            public var tlBoxed: Difference { .difference(self) }
         }
 
         /// `updates.differenceSlice#a8fb1981 new_messages:Vector<Message> new_encrypted_messages:Vector<EncryptedMessage> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> intermediate_state:updates.State = updates.Difference;`
         ///
         /// <https://core.telegram.org/constructor/updates.differenceSlice>
-        public final class Cons_differenceSlice: Sendable, TLConstructorPayload {
+        public final class Cons_differenceSlice: Sendable {
             public let newMessages: [Api.Message]
             public let newEncryptedMessages: [Api.EncryptedMessage]
             public let otherUpdates: [Api.Update]
@@ -403,21 +393,17 @@ extension Api.updates {
                 self.users = users
                 self.intermediateState = intermediateState
             }
-
-            public var tlBoxed: Difference { .differenceSlice(self) }
         }
 
         /// `updates.differenceTooLong#4afe8f6d pts:int = updates.Difference;`
         ///
         /// <https://core.telegram.org/constructor/updates.differenceTooLong>
-        public struct Cons_differenceTooLong: Sendable, TLConstructorPayload {
+        public struct Cons_differenceTooLong: Sendable {
             public let pts: Int32
 
             public init(pts: Int32) {
                 self.pts = pts
             }
-
-            public var tlBoxed: Difference { .differenceTooLong(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -558,7 +544,7 @@ extension Api.payments {
         /// `payments.paymentReceipt#70c4fe03 flags:# date:int bot_id:long provider_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice info:flags.0?PaymentRequestedInfo shipping:flags.1?ShippingOption tip_amount:flags.3?long currency:string total_amount:long credentials_title:string users:Vector<User> = payments.PaymentReceipt;`
         ///
         /// <https://core.telegram.org/constructor/payments.paymentReceipt>
-        public final class Cons_paymentReceipt: Sendable, TLConstructorPayload {
+        public final class Cons_paymentReceipt: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let date: Int32
@@ -616,14 +602,12 @@ extension Api.payments {
                 self.credentialsTitle = credentialsTitle
                 self.users = users
             }
-
-            public var tlBoxed: PaymentReceipt { .paymentReceipt(self) }
         }
 
         /// `payments.paymentReceiptStars#dabbf83a flags:# date:int bot_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice currency:string total_amount:long transaction_id:string users:Vector<User> = payments.PaymentReceipt;`
         ///
         /// <https://core.telegram.org/constructor/payments.paymentReceiptStars>
-        public final class Cons_paymentReceiptStars: Sendable, TLConstructorPayload {
+        public final class Cons_paymentReceiptStars: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let date: Int32
@@ -666,8 +650,6 @@ extension Api.payments {
                 self.transactionId = transactionId
                 self.users = users
             }
-
-            public var tlBoxed: PaymentReceipt { .paymentReceiptStars(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -832,7 +814,7 @@ extension Api {
         /// `popularContact#5ce14175 client_id:long importers:int = PopularContact;`
         ///
         /// <https://core.telegram.org/constructor/popularContact>
-        public final class Cons_popularContact: Sendable, TLConstructorPayload {
+        public final class Cons_popularContact: Sendable {
             public let clientId: Int64
             public let importers: Int32
 
@@ -840,8 +822,6 @@ extension Api {
                 self.clientId = clientId
                 self.importers = importers
             }
-
-            public var tlBoxed: PopularContact { .popularContact(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -901,7 +881,7 @@ extension Api {
         /// `secureCredentialsEncrypted#33f0ea47 data:bytes hash:bytes secret:bytes = SecureCredentialsEncrypted;`
         ///
         /// <https://core.telegram.org/constructor/secureCredentialsEncrypted>
-        public final class Cons_secureCredentialsEncrypted: Sendable, TLConstructorPayload {
+        public final class Cons_secureCredentialsEncrypted: Sendable {
             public let data: [UInt8]
             public let hash: [UInt8]
             public let secret: [UInt8]
@@ -911,8 +891,6 @@ extension Api {
                 self.hash = hash
                 self.secret = secret
             }
-
-            public var tlBoxed: SecureCredentialsEncrypted { .secureCredentialsEncrypted(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -973,7 +951,7 @@ extension Api {
         /// `bankCardOpenUrl#f568028a url:string name:string = BankCardOpenUrl;`
         ///
         /// <https://core.telegram.org/constructor/bankCardOpenUrl>
-        public final class Cons_bankCardOpenUrl: Sendable, TLConstructorPayload {
+        public final class Cons_bankCardOpenUrl: Sendable {
             public let url: String
             public let name: String
 
@@ -981,8 +959,6 @@ extension Api {
                 self.url = url
                 self.name = name
             }
-
-            public var tlBoxed: BankCardOpenUrl { .bankCardOpenUrl(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1050,7 +1026,7 @@ extension Api {
         /// `inputGroupCall#d8aa840f id:long access_hash:long = InputGroupCall;`
         ///
         /// <https://core.telegram.org/constructor/inputGroupCall>
-        public final class Cons_inputGroupCall: Sendable, TLConstructorPayload {
+        public final class Cons_inputGroupCall: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -1058,34 +1034,28 @@ extension Api {
                 self.id = id
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputGroupCall { .inputGroupCall(self) }
         }
 
         /// `inputGroupCallSlug#fe06823f slug:string = InputGroupCall;`
         ///
         /// <https://core.telegram.org/constructor/inputGroupCallSlug>
-        public final class Cons_inputGroupCallSlug: Sendable, TLConstructorPayload {
+        public final class Cons_inputGroupCallSlug: Sendable {
             public let slug: String
 
             public init(slug: String) {
                 self.slug = slug
             }
-
-            public var tlBoxed: InputGroupCall { .inputGroupCallSlug(self) }
         }
 
         /// `inputGroupCallInviteMessage#8c10603f msg_id:int = InputGroupCall;`
         ///
         /// <https://core.telegram.org/constructor/inputGroupCallInviteMessage>
-        public struct Cons_inputGroupCallInviteMessage: Sendable, TLConstructorPayload {
+        public struct Cons_inputGroupCallInviteMessage: Sendable {
             public let msgId: Int32
 
             public init(msgId: Int32) {
                 self.msgId = msgId
             }
-
-            public var tlBoxed: InputGroupCall { .inputGroupCallInviteMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1175,7 +1145,7 @@ extension Api.phone {
         /// `phone.groupCall#9e727aad call:GroupCall participants:Vector<GroupCallParticipant> participants_next_offset:string chats:Vector<Chat> users:Vector<User> = phone.GroupCall;`
         ///
         /// <https://core.telegram.org/constructor/phone.groupCall>
-        public final class Cons_groupCall: Sendable, TLConstructorPayload {
+        public final class Cons_groupCall: Sendable {
             public let call: Api.GroupCall
             public let participants: [Api.GroupCallParticipant]
             public let participantsNextOffset: String
@@ -1189,8 +1159,6 @@ extension Api.phone {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: GroupCall { .groupCall(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1257,14 +1225,12 @@ extension Api.phone {
         /// `phone.exportedGroupCallInvite#204bd158 link:string = phone.ExportedGroupCallInvite;`
         ///
         /// <https://core.telegram.org/constructor/phone.exportedGroupCallInvite>
-        public final class Cons_exportedGroupCallInvite: Sendable, TLConstructorPayload {
+        public final class Cons_exportedGroupCallInvite: Sendable {
             public let link: String
 
             public init(link: String) {
                 self.link = link
             }
-
-            public var tlBoxed: ExportedGroupCallInvite { .exportedGroupCallInvite(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1318,7 +1284,7 @@ extension Api {
         /// `searchResultPosition#7f648b67 msg_id:int date:int offset:int = SearchResultsPosition;`
         ///
         /// <https://core.telegram.org/constructor/searchResultPosition>
-        public final class Cons_searchResultPosition: Sendable, TLConstructorPayload {
+        public final class Cons_searchResultPosition: Sendable {
             public let msgId: Int32
             public let date: Int32
             public let offset: Int32
@@ -1328,8 +1294,6 @@ extension Api {
                 self.date = date
                 self.offset = offset
             }
-
-            public var tlBoxed: SearchResultsPosition { .searchResultPosition(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1392,7 +1356,7 @@ extension Api {
         /// `storiesStealthMode#712e27fd flags:# active_until_date:flags.0?int cooldown_until_date:flags.1?int = StoriesStealthMode;`
         ///
         /// <https://core.telegram.org/constructor/storiesStealthMode>
-        public final class Cons_storiesStealthMode: Sendable, TLConstructorPayload {
+        public final class Cons_storiesStealthMode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let activeUntilDate: Int32?
@@ -1412,8 +1376,6 @@ extension Api {
                 self.activeUntilDate = activeUntilDate
                 self.cooldownUntilDate = cooldownUntilDate
             }
-
-            public var tlBoxed: StoriesStealthMode { .storiesStealthMode(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1487,7 +1449,7 @@ extension Api.premium {
         /// `premium.myBoosts#9ae228e2 my_boosts:Vector<MyBoost> chats:Vector<Chat> users:Vector<User> = premium.MyBoosts;`
         ///
         /// <https://core.telegram.org/constructor/premium.myBoosts>
-        public final class Cons_myBoosts: Sendable, TLConstructorPayload {
+        public final class Cons_myBoosts: Sendable {
             public let myBoosts: [Api.MyBoost]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -1497,8 +1459,6 @@ extension Api.premium {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: MyBoosts { .myBoosts(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1559,7 +1519,7 @@ extension Api {
         /// `starsGiveawayWinnersOption#54236209 flags:# default:flags.0?true users:int per_user_stars:long = StarsGiveawayWinnersOption;`
         ///
         /// <https://core.telegram.org/constructor/starsGiveawayWinnersOption>
-        public final class Cons_starsGiveawayWinnersOption: Sendable, TLConstructorPayload {
+        public final class Cons_starsGiveawayWinnersOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let users: Int32
@@ -1579,8 +1539,6 @@ extension Api {
                 self.users = users
                 self.perUserStars = perUserStars
             }
-
-            public var tlBoxed: StarsGiveawayWinnersOption { .starsGiveawayWinnersOption(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1644,7 +1602,7 @@ extension Api {
         /// `suggestedPost#0e8e37e5 flags:# accepted:flags.1?true rejected:flags.2?true price:flags.3?StarsAmount schedule_date:flags.0?int = SuggestedPost;`
         ///
         /// <https://core.telegram.org/constructor/suggestedPost>
-        public final class Cons_suggestedPost: Sendable, TLConstructorPayload {
+        public final class Cons_suggestedPost: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let price: Api.StarsAmount?
@@ -1668,8 +1626,6 @@ extension Api {
                 self.price = price
                 self.scheduleDate = scheduleDate
             }
-
-            public var tlBoxed: SuggestedPost { .suggestedPost(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1746,7 +1702,7 @@ extension Api {
         /// `inputPasskeyResponseRegister#3e63935c client_data:DataJSON attestation_data:bytes = InputPasskeyResponse;`
         ///
         /// <https://core.telegram.org/constructor/inputPasskeyResponseRegister>
-        public final class Cons_inputPasskeyResponseRegister: Sendable, TLConstructorPayload {
+        public final class Cons_inputPasskeyResponseRegister: Sendable {
             public let clientData: Api.DataJSON
             public let attestationData: [UInt8]
 
@@ -1754,14 +1710,12 @@ extension Api {
                 self.clientData = clientData
                 self.attestationData = attestationData
             }
-
-            public var tlBoxed: InputPasskeyResponse { .inputPasskeyResponseRegister(self) }
         }
 
         /// `inputPasskeyResponseLogin#c31fc14a client_data:DataJSON authenticator_data:bytes signature:bytes user_handle:string = InputPasskeyResponse;`
         ///
         /// <https://core.telegram.org/constructor/inputPasskeyResponseLogin>
-        public final class Cons_inputPasskeyResponseLogin: Sendable, TLConstructorPayload {
+        public final class Cons_inputPasskeyResponseLogin: Sendable {
             public let clientData: Api.DataJSON
             public let authenticatorData: [UInt8]
             public let signature: [UInt8]
@@ -1773,8 +1727,6 @@ extension Api {
                 self.signature = signature
                 self.userHandle = userHandle
             }
-
-            public var tlBoxed: InputPasskeyResponse { .inputPasskeyResponseLogin(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1856,7 +1808,7 @@ extension Api {
         /// `webDomainException#933ca597 flags:# domain:string url:string title:string favicon:flags.0?long = WebDomainException;`
         ///
         /// <https://core.telegram.org/constructor/webDomainException>
-        public final class Cons_webDomainException: Sendable, TLConstructorPayload {
+        public final class Cons_webDomainException: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let domain: String
@@ -1881,8 +1833,6 @@ extension Api {
                 self.title = title
                 self.favicon = favicon
             }
-
-            public var tlBoxed: WebDomainException { .webDomainException(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1957,7 +1907,7 @@ extension Api {
         /// `pageButton#692a5488 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = PageButton;`
         ///
         /// <https://core.telegram.org/constructor/pageButton>
-        public final class Cons_pageButton: Sendable, TLConstructorPayload {
+        public final class Cons_pageButton: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let text: Api.RichText
@@ -1979,8 +1929,6 @@ extension Api {
                 self.type = type
                 self.style = style
             }
-
-            public var tlBoxed: PageButton { .pageButton(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -167,7 +167,7 @@ extension Api {
         /// `inputEncryptedChat#f141b5e1 chat_id:int access_hash:long = InputEncryptedChat;`
         ///
         /// <https://core.telegram.org/constructor/inputEncryptedChat>
-        public final class Cons_inputEncryptedChat: Sendable, TLConstructorPayload {
+        public final class Cons_inputEncryptedChat: Sendable {
             public let chatId: Int32
             public let accessHash: Int64
 
@@ -175,8 +175,6 @@ extension Api {
                 self.chatId = chatId
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputEncryptedChat { .inputEncryptedChat(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -241,20 +239,18 @@ extension Api.messages {
         /// `messages.dhConfigNotModified#c0e24635 random:bytes = messages.DhConfig;`
         ///
         /// <https://core.telegram.org/constructor/messages.dhConfigNotModified>
-        public final class Cons_dhConfigNotModified: Sendable, TLConstructorPayload {
+        public final class Cons_dhConfigNotModified: Sendable {
             public let random: [UInt8]
 
             public init(random: [UInt8]) {
                 self.random = random
             }
-
-            public var tlBoxed: DhConfig { .dhConfigNotModified(self) }
         }
 
         /// `messages.dhConfig#2c221edd g:int p:bytes version:int random:bytes = messages.DhConfig;`
         ///
         /// <https://core.telegram.org/constructor/messages.dhConfig>
-        public final class Cons_dhConfig: Sendable, TLConstructorPayload {
+        public final class Cons_dhConfig: Sendable {
             public let g: Int32
             public let p: [UInt8]
             public let version: Int32
@@ -266,8 +262,6 @@ extension Api.messages {
                 self.version = version
                 self.random = random
             }
-
-            public var tlBoxed: DhConfig { .dhConfig(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -362,7 +356,7 @@ extension Api {
         /// `inputPaymentCredentialsSaved#c10eb2cf id:string tmp_password:bytes = InputPaymentCredentials;`
         ///
         /// <https://core.telegram.org/constructor/inputPaymentCredentialsSaved>
-        public final class Cons_inputPaymentCredentialsSaved: Sendable, TLConstructorPayload {
+        public final class Cons_inputPaymentCredentialsSaved: Sendable {
             public let id: String
             public let tmpPassword: [UInt8]
 
@@ -370,14 +364,12 @@ extension Api {
                 self.id = id
                 self.tmpPassword = tmpPassword
             }
-
-            public var tlBoxed: InputPaymentCredentials { .inputPaymentCredentialsSaved(self) }
         }
 
         /// `inputPaymentCredentials#3417d728 flags:# save:flags.0?true data:DataJSON = InputPaymentCredentials;`
         ///
         /// <https://core.telegram.org/constructor/inputPaymentCredentials>
-        public final class Cons_inputPaymentCredentials: Sendable, TLConstructorPayload {
+        public final class Cons_inputPaymentCredentials: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let data: Api.DataJSON
@@ -394,34 +386,28 @@ extension Api {
                 self.flags = _flags
                 self.data = data
             }
-
-            public var tlBoxed: InputPaymentCredentials { .inputPaymentCredentials(self) }
         }
 
         /// `inputPaymentCredentialsApplePay#0aa1c39f payment_data:DataJSON = InputPaymentCredentials;`
         ///
         /// <https://core.telegram.org/constructor/inputPaymentCredentialsApplePay>
-        public final class Cons_inputPaymentCredentialsApplePay: Sendable, TLConstructorPayload {
+        public final class Cons_inputPaymentCredentialsApplePay: Sendable {
             public let paymentData: Api.DataJSON
 
             public init(paymentData: Api.DataJSON) {
                 self.paymentData = paymentData
             }
-
-            public var tlBoxed: InputPaymentCredentials { .inputPaymentCredentialsApplePay(self) }
         }
 
         /// `inputPaymentCredentialsGooglePay#8ac32801 payment_token:DataJSON = InputPaymentCredentials;`
         ///
         /// <https://core.telegram.org/constructor/inputPaymentCredentialsGooglePay>
-        public final class Cons_inputPaymentCredentialsGooglePay: Sendable, TLConstructorPayload {
+        public final class Cons_inputPaymentCredentialsGooglePay: Sendable {
             public let paymentToken: Api.DataJSON
 
             public init(paymentToken: Api.DataJSON) {
                 self.paymentToken = paymentToken
             }
-
-            public var tlBoxed: InputPaymentCredentials { .inputPaymentCredentialsGooglePay(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -528,7 +514,7 @@ extension Api {
         /// `inputFolderPeer#fbd2c296 peer:InputPeer folder_id:int = InputFolderPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputFolderPeer>
-        public final class Cons_inputFolderPeer: Sendable, TLConstructorPayload {
+        public final class Cons_inputFolderPeer: Sendable {
             public let peer: Api.InputPeer
             public let folderId: Int32
 
@@ -536,8 +522,6 @@ extension Api {
                 self.peer = peer
                 self.folderId = folderId
             }
-
-            public var tlBoxed: InputFolderPeer { .inputFolderPeer(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -610,7 +594,7 @@ extension Api {
         /// `emojiStatus#e7ff068a flags:# document_id:long until:flags.0?int = EmojiStatus;`
         ///
         /// <https://core.telegram.org/constructor/emojiStatus>
-        public final class Cons_emojiStatus: Sendable, TLConstructorPayload {
+        public final class Cons_emojiStatus: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let documentId: Int64
@@ -629,14 +613,12 @@ extension Api {
                 self.documentId = documentId
                 self.until = until
             }
-
-            public var tlBoxed: EmojiStatus { .emojiStatus(self) }
         }
 
         /// `emojiStatusCollectible#7184603b flags:# collectible_id:long document_id:long title:string slug:string pattern_document_id:long center_color:int edge_color:int pattern_color:int text_color:int until:flags.0?int = EmojiStatus;`
         ///
         /// <https://core.telegram.org/constructor/emojiStatusCollectible>
-        public final class Cons_emojiStatusCollectible: Sendable, TLConstructorPayload {
+        public final class Cons_emojiStatusCollectible: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let collectibleId: Int64
@@ -679,14 +661,12 @@ extension Api {
                 self.textColor = textColor
                 self.until = until
             }
-
-            public var tlBoxed: EmojiStatus { .emojiStatusCollectible(self) }
         }
 
         /// `inputEmojiStatusCollectible#07141dbf flags:# collectible_id:long until:flags.0?int = EmojiStatus;`
         ///
         /// <https://core.telegram.org/constructor/inputEmojiStatusCollectible>
-        public final class Cons_inputEmojiStatusCollectible: Sendable, TLConstructorPayload {
+        public final class Cons_inputEmojiStatusCollectible: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let collectibleId: Int64
@@ -705,8 +685,6 @@ extension Api {
                 self.collectibleId = collectibleId
                 self.until = until
             }
-
-            public var tlBoxed: EmojiStatus { .inputEmojiStatusCollectible(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -866,7 +844,7 @@ extension Api {
         /// `exportedContactToken#41bf109b url:string expires:int = ExportedContactToken;`
         ///
         /// <https://core.telegram.org/constructor/exportedContactToken>
-        public final class Cons_exportedContactToken: Sendable, TLConstructorPayload {
+        public final class Cons_exportedContactToken: Sendable {
             public let url: String
             public let expires: Int32
 
@@ -874,8 +852,6 @@ extension Api {
                 self.url = url
                 self.expires = expires
             }
-
-            public var tlBoxed: ExportedContactToken { .exportedContactToken(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -933,7 +909,7 @@ extension Api.account {
         /// `account.connectedBots#17d7f87b connected_bots:Vector<ConnectedBot> users:Vector<User> = account.ConnectedBots;`
         ///
         /// <https://core.telegram.org/constructor/account.connectedBots>
-        public final class Cons_connectedBots: Sendable, TLConstructorPayload {
+        public final class Cons_connectedBots: Sendable {
             public let connectedBots: [Api.ConnectedBot]
             public let users: [Api.User]
 
@@ -941,8 +917,6 @@ extension Api.account {
                 self.connectedBots = connectedBots
                 self.users = users
             }
-
-            public var tlBoxed: ConnectedBots { .connectedBots(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1000,7 +974,7 @@ extension Api {
         /// `starGiftBackground#aff56398 center_color:int edge_color:int text_color:int = StarGiftBackground;`
         ///
         /// <https://core.telegram.org/constructor/starGiftBackground>
-        public final class Cons_starGiftBackground: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftBackground: Sendable {
             public let centerColor: Int32
             public let edgeColor: Int32
             public let textColor: Int32
@@ -1010,8 +984,6 @@ extension Api {
                 self.edgeColor = edgeColor
                 self.textColor = textColor
             }
-
-            public var tlBoxed: StarGiftBackground { .starGiftBackground(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

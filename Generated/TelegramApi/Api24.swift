@@ -18,7 +18,7 @@ extension Api {
         /// `keyboardButton#2f67a72f flags:# style:flags.10?KeyboardButtonStyle text:string type:ButtonType = KeyboardButton;`
         ///
         /// <https://core.telegram.org/constructor/keyboardButton>
-        public final class Cons_keyboardButton: Sendable, TLConstructorPayload {
+        public final class Cons_keyboardButton: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let style: Api.KeyboardButtonStyle?
@@ -40,8 +40,6 @@ extension Api {
                 self.text = text
                 self.type = type
             }
-
-            public var tlBoxed: KeyboardButton { .keyboardButton(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -146,59 +144,51 @@ extension Api {
         /// `channelParticipantsKicked#a3b54985 q:string = ChannelParticipantsFilter;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantsKicked>
-        public final class Cons_channelParticipantsKicked: Sendable, TLConstructorPayload {
+        public final class Cons_channelParticipantsKicked: Sendable {
             public let q: String
 
             public init(q: String) {
                 self.q = q
             }
-
-            public var tlBoxed: ChannelParticipantsFilter { .channelParticipantsKicked(self) }
         }
 
         /// `channelParticipantsBanned#1427a5e1 q:string = ChannelParticipantsFilter;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantsBanned>
-        public final class Cons_channelParticipantsBanned: Sendable, TLConstructorPayload {
+        public final class Cons_channelParticipantsBanned: Sendable {
             public let q: String
 
             public init(q: String) {
                 self.q = q
             }
-
-            public var tlBoxed: ChannelParticipantsFilter { .channelParticipantsBanned(self) }
         }
 
         /// `channelParticipantsSearch#0656ac4b q:string = ChannelParticipantsFilter;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantsSearch>
-        public final class Cons_channelParticipantsSearch: Sendable, TLConstructorPayload {
+        public final class Cons_channelParticipantsSearch: Sendable {
             public let q: String
 
             public init(q: String) {
                 self.q = q
             }
-
-            public var tlBoxed: ChannelParticipantsFilter { .channelParticipantsSearch(self) }
         }
 
         /// `channelParticipantsContacts#bb6ae88d q:string = ChannelParticipantsFilter;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantsContacts>
-        public final class Cons_channelParticipantsContacts: Sendable, TLConstructorPayload {
+        public final class Cons_channelParticipantsContacts: Sendable {
             public let q: String
 
             public init(q: String) {
                 self.q = q
             }
-
-            public var tlBoxed: ChannelParticipantsFilter { .channelParticipantsContacts(self) }
         }
 
         /// `channelParticipantsMentions#e04b5ceb flags:# q:flags.0?string top_msg_id:flags.1?int = ChannelParticipantsFilter;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantsMentions>
-        public final class Cons_channelParticipantsMentions: Sendable, TLConstructorPayload {
+        public final class Cons_channelParticipantsMentions: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let q: String?
@@ -218,8 +208,6 @@ extension Api {
                 self.q = q
                 self.topMsgId = topMsgId
             }
-
-            public var tlBoxed: ChannelParticipantsFilter { .channelParticipantsMentions(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -375,7 +363,7 @@ extension Api.help {
         /// `help.passportConfig#a098d6af hash:int countries_langs:DataJSON = help.PassportConfig;`
         ///
         /// <https://core.telegram.org/constructor/help.passportConfig>
-        public final class Cons_passportConfig: Sendable, TLConstructorPayload {
+        public final class Cons_passportConfig: Sendable {
             public let hash: Int32
             public let countriesLangs: Api.DataJSON
 
@@ -383,8 +371,6 @@ extension Api.help {
                 self.hash = hash
                 self.countriesLangs = countriesLangs
             }
-
-            public var tlBoxed: PassportConfig { .passportConfig(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -451,7 +437,7 @@ extension Api {
         /// `groupCallParticipantVideo#67753ac8 flags:# paused:flags.0?true endpoint:string source_groups:Vector<GroupCallParticipantVideoSourceGroup> audio_source:flags.1?int = GroupCallParticipantVideo;`
         ///
         /// <https://core.telegram.org/constructor/groupCallParticipantVideo>
-        public final class Cons_groupCallParticipantVideo: Sendable, TLConstructorPayload {
+        public final class Cons_groupCallParticipantVideo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let endpoint: String
@@ -475,8 +461,6 @@ extension Api {
                 self.sourceGroups = sourceGroups
                 self.audioSource = audioSource
             }
-
-            public var tlBoxed: GroupCallParticipantVideo { .groupCallParticipantVideo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -553,7 +537,7 @@ extension Api.messages {
         /// `messages.sponsoredMessages#ffda656d flags:# posts_between:flags.0?int start_delay:flags.1?int between_delay:flags.2?int messages:Vector<SponsoredMessage> chats:Vector<Chat> users:Vector<User> = messages.SponsoredMessages;`
         ///
         /// <https://core.telegram.org/constructor/messages.sponsoredMessages>
-        public final class Cons_sponsoredMessages: Sendable, TLConstructorPayload {
+        public final class Cons_sponsoredMessages: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let postsBetween: Int32?
@@ -586,8 +570,6 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: SponsoredMessages { .sponsoredMessages(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -685,7 +667,7 @@ extension Api {
         /// `premiumGiftCodeOption#257e962b flags:# users:int months:int store_product:flags.0?string store_quantity:flags.1?int currency:string amount:long = PremiumGiftCodeOption;`
         ///
         /// <https://core.telegram.org/constructor/premiumGiftCodeOption>
-        public final class Cons_premiumGiftCodeOption: Sendable, TLConstructorPayload {
+        public final class Cons_premiumGiftCodeOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let users: Int32
@@ -717,8 +699,6 @@ extension Api {
                 self.currency = currency
                 self.amount = amount
             }
-
-            public var tlBoxed: PremiumGiftCodeOption { .premiumGiftCodeOption(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -804,7 +784,7 @@ extension Api.premium {
         /// `premium.boostsList#86f8613c flags:# count:int boosts:Vector<Boost> next_offset:flags.0?string users:Vector<User> = premium.BoostsList;`
         ///
         /// <https://core.telegram.org/constructor/premium.boostsList>
-        public final class Cons_boostsList: Sendable, TLConstructorPayload {
+        public final class Cons_boostsList: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -829,8 +809,6 @@ extension Api.premium {
                 self.nextOffset = nextOffset
                 self.users = users
             }
-
-            public var tlBoxed: BoostsList { .boostsList(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -905,7 +883,7 @@ extension Api.messages {
         /// `messages.invitedUsers#7f5defa6 updates:Updates missing_invitees:Vector<MissingInvitee> = messages.InvitedUsers;`
         ///
         /// <https://core.telegram.org/constructor/messages.invitedUsers>
-        public final class Cons_invitedUsers: Sendable, TLConstructorPayload {
+        public final class Cons_invitedUsers: Sendable {
             public let updates: Api.Updates
             public let missingInvitees: [Api.MissingInvitee]
 
@@ -913,8 +891,6 @@ extension Api.messages {
                 self.updates = updates
                 self.missingInvitees = missingInvitees
             }
-
-            public var tlBoxed: InvitedUsers { .invitedUsers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -972,7 +948,7 @@ extension Api {
         /// `sponsoredMessageReportOption#430d3150 text:string option:bytes = SponsoredMessageReportOption;`
         ///
         /// <https://core.telegram.org/constructor/sponsoredMessageReportOption>
-        public final class Cons_sponsoredMessageReportOption: Sendable, TLConstructorPayload {
+        public final class Cons_sponsoredMessageReportOption: Sendable {
             public let text: String
             public let option: [UInt8]
 
@@ -980,8 +956,6 @@ extension Api {
                 self.text = text
                 self.option = option
             }
-
-            public var tlBoxed: SponsoredMessageReportOption { .sponsoredMessageReportOption(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1039,7 +1013,7 @@ extension Api.auth {
         /// `auth.firebasePnvIntent#df5ac00c nonce:string digital_credential_payload:string = auth.FirebasePnvIntent;`
         ///
         /// <https://core.telegram.org/constructor/auth.firebasePnvIntent>
-        public final class Cons_firebasePnvIntent: Sendable, TLConstructorPayload {
+        public final class Cons_firebasePnvIntent: Sendable {
             public let nonce: String
             public let digitalCredentialPayload: String
 
@@ -1047,8 +1021,6 @@ extension Api.auth {
                 self.nonce = nonce
                 self.digitalCredentialPayload = digitalCredentialPayload
             }
-
-            public var tlBoxed: FirebasePnvIntent { .firebasePnvIntent(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

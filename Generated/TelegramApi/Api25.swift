@@ -28,40 +28,34 @@ extension Api {
         /// `peerUser#59511722 user_id:long = Peer;`
         ///
         /// <https://core.telegram.org/constructor/peerUser>
-        public struct Cons_peerUser: Sendable, TLConstructorPayload {
+        public struct Cons_peerUser: Sendable {
             public let userId: Int64
 
             public init(userId: Int64) {
                 self.userId = userId
             }
-
-            public var tlBoxed: Peer { .peerUser(self) }
         }
 
         /// `peerChat#36c6019a chat_id:long = Peer;`
         ///
         /// <https://core.telegram.org/constructor/peerChat>
-        public struct Cons_peerChat: Sendable, TLConstructorPayload {
+        public struct Cons_peerChat: Sendable {
             public let chatId: Int64
 
             public init(chatId: Int64) {
                 self.chatId = chatId
             }
-
-            public var tlBoxed: Peer { .peerChat(self) }
         }
 
         /// `peerChannel#a2a5371e channel_id:long = Peer;`
         ///
         /// <https://core.telegram.org/constructor/peerChannel>
-        public struct Cons_peerChannel: Sendable, TLConstructorPayload {
+        public struct Cons_peerChannel: Sendable {
             public let channelId: Int64
 
             public init(channelId: Int64) {
                 self.channelId = channelId
             }
-
-            public var tlBoxed: Peer { .peerChannel(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -154,7 +148,7 @@ extension Api {
         /// `userProfilePhoto#82d1f706 flags:# has_video:flags.0?true personal:flags.2?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = UserProfilePhoto;`
         ///
         /// <https://core.telegram.org/constructor/userProfilePhoto>
-        public final class Cons_userProfilePhoto: Sendable, TLConstructorPayload {
+        public final class Cons_userProfilePhoto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let photoId: Int64
@@ -180,8 +174,6 @@ extension Api {
                 self.strippedThumb = strippedThumb
                 self.dcId = dcId
             }
-
-            public var tlBoxed: UserProfilePhoto { .userProfilePhoto(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -260,7 +252,7 @@ extension Api {
         /// `labeledPrice#cb296bf8 label:string amount:long = LabeledPrice;`
         ///
         /// <https://core.telegram.org/constructor/labeledPrice>
-        public final class Cons_labeledPrice: Sendable, TLConstructorPayload {
+        public final class Cons_labeledPrice: Sendable {
             public let label: String
             public let amount: Int64
 
@@ -268,8 +260,6 @@ extension Api {
                 self.label = label
                 self.amount = amount
             }
-
-            public var tlBoxed: LabeledPrice { .labeledPrice(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -327,7 +317,7 @@ extension Api {
         /// `secureValue#187fa0ca flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?SecureFile reverse_side:flags.2?SecureFile selfie:flags.3?SecureFile translation:flags.6?Vector<SecureFile> files:flags.4?Vector<SecureFile> plain_data:flags.5?SecurePlainData hash:bytes = SecureValue;`
         ///
         /// <https://core.telegram.org/constructor/secureValue>
-        public final class Cons_secureValue: Sendable, TLConstructorPayload {
+        public final class Cons_secureValue: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let type: Api.SecureValueType
@@ -373,8 +363,6 @@ extension Api {
                 self.plainData = plainData
                 self.hash = hash
             }
-
-            public var tlBoxed: SecureValue { .secureValue(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -489,7 +477,7 @@ extension Api {
         /// `pageListItemText#2f58683c flags:# checkbox:flags.0?true checked:flags.1?true text:RichText = PageListItem;`
         ///
         /// <https://core.telegram.org/constructor/pageListItemText>
-        public final class Cons_pageListItemText: Sendable, TLConstructorPayload {
+        public final class Cons_pageListItemText: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let text: Api.RichText
@@ -508,14 +496,12 @@ extension Api {
                 self.flags = _flags
                 self.text = text
             }
-
-            public var tlBoxed: PageListItem { .pageListItemText(self) }
         }
 
         /// `pageListItemBlocks#63ca67aa flags:# checkbox:flags.0?true checked:flags.1?true blocks:Vector<PageBlock> = PageListItem;`
         ///
         /// <https://core.telegram.org/constructor/pageListItemBlocks>
-        public final class Cons_pageListItemBlocks: Sendable, TLConstructorPayload {
+        public final class Cons_pageListItemBlocks: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let blocks: [Api.PageBlock]
@@ -534,8 +520,6 @@ extension Api {
                 self.flags = _flags
                 self.blocks = blocks
             }
-
-            public var tlBoxed: PageListItem { .pageListItemBlocks(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -617,7 +601,7 @@ extension Api {
         /// `chatAdminRights#5fb224d5 flags:# change_info:flags.0?true post_messages:flags.1?true edit_messages:flags.2?true delete_messages:flags.3?true ban_users:flags.4?true invite_users:flags.5?true pin_messages:flags.7?true add_admins:flags.9?true anonymous:flags.10?true manage_call:flags.11?true other:flags.12?true manage_topics:flags.13?true post_stories:flags.14?true edit_stories:flags.15?true delete_stories:flags.16?true manage_direct_messages:flags.17?true manage_ranks:flags.18?true manage_linked_peers:flags.19?true manage_welcome_messages:flags.20?true = ChatAdminRights;`
         ///
         /// <https://core.telegram.org/constructor/chatAdminRights>
-        public struct Cons_chatAdminRights: Sendable, TLConstructorPayload {
+        public struct Cons_chatAdminRights: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var changeInfo: Bool { tlFlagIsSet(flags, 0x1) }
@@ -667,8 +651,6 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: ChatAdminRights { .chatAdminRights(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -725,14 +707,12 @@ extension Api.stickers {
         /// `stickers.suggestedShortName#85fea03f short_name:string = stickers.SuggestedShortName;`
         ///
         /// <https://core.telegram.org/constructor/stickers.suggestedShortName>
-        public final class Cons_suggestedShortName: Sendable, TLConstructorPayload {
+        public final class Cons_suggestedShortName: Sendable {
             public let shortName: String
 
             public init(shortName: String) {
                 self.shortName = shortName
             }
-
-            public var tlBoxed: SuggestedShortName { .suggestedShortName(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -796,7 +776,7 @@ extension Api {
         /// `chatReactionsAll#52928bca flags:# allow_custom:flags.0?true = ChatReactions;`
         ///
         /// <https://core.telegram.org/constructor/chatReactionsAll>
-        public struct Cons_chatReactionsAll: Sendable, TLConstructorPayload {
+        public struct Cons_chatReactionsAll: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var allowCustom: Bool { tlFlagIsSet(flags, 0x1) }
@@ -810,21 +790,17 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: ChatReactions { .chatReactionsAll(self) }
         }
 
         /// `chatReactionsSome#661d4037 reactions:Vector<Reaction> = ChatReactions;`
         ///
         /// <https://core.telegram.org/constructor/chatReactionsSome>
-        public final class Cons_chatReactionsSome: Sendable, TLConstructorPayload {
+        public final class Cons_chatReactionsSome: Sendable {
             public let reactions: [Api.Reaction]
 
             public init(reactions: [Api.Reaction]) {
                 self.reactions = reactions
             }
-
-            public var tlBoxed: ChatReactions { .chatReactionsSome(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -902,7 +878,7 @@ extension Api {
         /// `username#b4073647 flags:# editable:flags.0?true active:flags.1?true username:string = Username;`
         ///
         /// <https://core.telegram.org/constructor/username>
-        public final class Cons_username: Sendable, TLConstructorPayload {
+        public final class Cons_username: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let username: String
@@ -921,8 +897,6 @@ extension Api {
                 self.flags = _flags
                 self.username = username
             }
-
-            public var tlBoxed: Username { .username(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -988,7 +962,7 @@ extension Api.messages {
         /// `messages.emojiGroups#881fb94b hash:int groups:Vector<EmojiGroup> = messages.EmojiGroups;`
         ///
         /// <https://core.telegram.org/constructor/messages.emojiGroups>
-        public final class Cons_emojiGroups: Sendable, TLConstructorPayload {
+        public final class Cons_emojiGroups: Sendable {
             public let hash: Int32
             public let groups: [Api.EmojiGroup]
 
@@ -996,8 +970,6 @@ extension Api.messages {
                 self.hash = hash
                 self.groups = groups
             }
-
-            public var tlBoxed: EmojiGroups { .emojiGroups(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1074,20 +1046,18 @@ extension Api {
         /// `storyItemDeleted#51e6ee4f id:int = StoryItem;`
         ///
         /// <https://core.telegram.org/constructor/storyItemDeleted>
-        public struct Cons_storyItemDeleted: Sendable, TLConstructorPayload {
+        public struct Cons_storyItemDeleted: Sendable {
             public let id: Int32
 
             public init(id: Int32) {
                 self.id = id
             }
-
-            public var tlBoxed: StoryItem { .storyItemDeleted(self) }
         }
 
         /// `storyItemSkipped#ffadc913 flags:# close_friends:flags.8?true live:flags.9?true id:int date:int expire_date:int = StoryItem;`
         ///
         /// <https://core.telegram.org/constructor/storyItemSkipped>
-        public final class Cons_storyItemSkipped: Sendable, TLConstructorPayload {
+        public final class Cons_storyItemSkipped: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -1112,14 +1082,12 @@ extension Api {
                 self.date = date
                 self.expireDate = expireDate
             }
-
-            public var tlBoxed: StoryItem { .storyItemSkipped(self) }
         }
 
         /// `storyItem#16a4b93c flags:# pinned:flags.5?true public:flags.7?true close_friends:flags.8?true min:flags.9?true noforwards:flags.10?true edited:flags.11?true contacts:flags.12?true selected_contacts:flags.13?true out:flags.16?true id:int date:int from_id:flags.18?Peer fwd_from:flags.17?StoryFwdHeader expire_date:int caption:flags.0?string entities:flags.1?Vector<MessageEntity> media:MessageMedia media_areas:flags.14?Vector<MediaArea> privacy:flags.2?Vector<PrivacyRule> views:flags.3?StoryViews sent_reaction:flags.15?Reaction albums:flags.19?Vector<int> music:flags.20?Document = StoryItem;`
         ///
         /// <https://core.telegram.org/constructor/storyItem>
-        public final class Cons_storyItem: Sendable, TLConstructorPayload {
+        public final class Cons_storyItem: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -1201,8 +1169,6 @@ extension Api {
                 self.albums = albums
                 self.music = music
             }
-
-            public var tlBoxed: StoryItem { .storyItem(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1385,7 +1351,7 @@ extension Api {
         /// `storyAlbum#9325705a flags:# album_id:int title:string icon_photo:flags.0?Photo icon_video:flags.1?Document = StoryAlbum;`
         ///
         /// <https://core.telegram.org/constructor/storyAlbum>
-        public final class Cons_storyAlbum: Sendable, TLConstructorPayload {
+        public final class Cons_storyAlbum: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let albumId: Int32
@@ -1411,8 +1377,6 @@ extension Api {
                 self.iconPhoto = iconPhoto
                 self.iconVideo = iconVideo
             }
-
-            public var tlBoxed: StoryAlbum { .storyAlbum(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1488,7 +1452,7 @@ extension Api {
         /// `aiComposeToneExample#f1d628ec from:TextWithEntities to:TextWithEntities = AiComposeToneExample;`
         ///
         /// <https://core.telegram.org/constructor/aiComposeToneExample>
-        public final class Cons_aiComposeToneExample: Sendable, TLConstructorPayload {
+        public final class Cons_aiComposeToneExample: Sendable {
             public let from: Api.TextWithEntities
             public let to: Api.TextWithEntities
 
@@ -1496,8 +1460,6 @@ extension Api {
                 self.from = from
                 self.to = to
             }
-
-            public var tlBoxed: AiComposeToneExample { .aiComposeToneExample(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -23,7 +23,7 @@ extension Api {
         /// `inputGeoPoint#48222faf flags:# lat:double long:double accuracy_radius:flags.0?int = InputGeoPoint;`
         ///
         /// <https://core.telegram.org/constructor/inputGeoPoint>
-        public final class Cons_inputGeoPoint: Sendable, TLConstructorPayload {
+        public final class Cons_inputGeoPoint: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let lat: Double
@@ -45,8 +45,6 @@ extension Api {
                 self.long = long
                 self.accuracyRadius = accuracyRadius
             }
-
-            public var tlBoxed: InputGeoPoint { .inputGeoPoint(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -150,20 +148,18 @@ extension Api {
         /// `photoSizeEmpty#0e17e23c type:string = PhotoSize;`
         ///
         /// <https://core.telegram.org/constructor/photoSizeEmpty>
-        public final class Cons_photoSizeEmpty: Sendable, TLConstructorPayload {
+        public final class Cons_photoSizeEmpty: Sendable {
             public let type: String
 
             public init(type: String) {
                 self.type = type
             }
-
-            public var tlBoxed: PhotoSize { .photoSizeEmpty(self) }
         }
 
         /// `photoSize#75c78e60 type:string w:int h:int size:int = PhotoSize;`
         ///
         /// <https://core.telegram.org/constructor/photoSize>
-        public final class Cons_photoSize: Sendable, TLConstructorPayload {
+        public final class Cons_photoSize: Sendable {
             public let type: String
             public let w: Int32
             public let h: Int32
@@ -175,14 +171,12 @@ extension Api {
                 self.h = h
                 self.size = size
             }
-
-            public var tlBoxed: PhotoSize { .photoSize(self) }
         }
 
         /// `photoCachedSize#021e1ad6 type:string w:int h:int bytes:bytes = PhotoSize;`
         ///
         /// <https://core.telegram.org/constructor/photoCachedSize>
-        public final class Cons_photoCachedSize: Sendable, TLConstructorPayload {
+        public final class Cons_photoCachedSize: Sendable {
             public let type: String
             public let w: Int32
             public let h: Int32
@@ -194,14 +188,12 @@ extension Api {
                 self.h = h
                 self.bytes = bytes
             }
-
-            public var tlBoxed: PhotoSize { .photoCachedSize(self) }
         }
 
         /// `photoStrippedSize#e0b0bc2e type:string bytes:bytes = PhotoSize;`
         ///
         /// <https://core.telegram.org/constructor/photoStrippedSize>
-        public final class Cons_photoStrippedSize: Sendable, TLConstructorPayload {
+        public final class Cons_photoStrippedSize: Sendable {
             public let type: String
             public let bytes: [UInt8]
 
@@ -209,14 +201,12 @@ extension Api {
                 self.type = type
                 self.bytes = bytes
             }
-
-            public var tlBoxed: PhotoSize { .photoStrippedSize(self) }
         }
 
         /// `photoSizeProgressive#fa3efb95 type:string w:int h:int sizes:Vector<int> = PhotoSize;`
         ///
         /// <https://core.telegram.org/constructor/photoSizeProgressive>
-        public final class Cons_photoSizeProgressive: Sendable, TLConstructorPayload {
+        public final class Cons_photoSizeProgressive: Sendable {
             public let type: String
             public let w: Int32
             public let h: Int32
@@ -228,14 +218,12 @@ extension Api {
                 self.h = h
                 self.sizes = sizes
             }
-
-            public var tlBoxed: PhotoSize { .photoSizeProgressive(self) }
         }
 
         /// `photoPathSize#d8214d41 type:string bytes:bytes = PhotoSize;`
         ///
         /// <https://core.telegram.org/constructor/photoPathSize>
-        public final class Cons_photoPathSize: Sendable, TLConstructorPayload {
+        public final class Cons_photoPathSize: Sendable {
             public let type: String
             public let bytes: [UInt8]
 
@@ -243,8 +231,6 @@ extension Api {
                 self.type = type
                 self.bytes = bytes
             }
-
-            public var tlBoxed: PhotoSize { .photoPathSize(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -412,7 +398,7 @@ extension Api.updates {
         /// `updates.state#a56c2a3e pts:int qts:int date:int seq:int unread_count:int = updates.State;`
         ///
         /// <https://core.telegram.org/constructor/updates.state>
-        public final class Cons_state: Sendable, TLConstructorPayload {
+        public final class Cons_state: Sendable {
             public let pts: Int32
             public let qts: Int32
             public let date: Int32
@@ -426,8 +412,6 @@ extension Api.updates {
                 self.seq = seq
                 self.unreadCount = unreadCount
             }
-
-            public var tlBoxed: State { .state(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -501,7 +485,7 @@ extension Api {
         /// `encryptedMessage#ed18c118 random_id:long chat_id:int date:int bytes:bytes file:EncryptedFile = EncryptedMessage;`
         ///
         /// <https://core.telegram.org/constructor/encryptedMessage>
-        public final class Cons_encryptedMessage: Sendable, TLConstructorPayload {
+        public final class Cons_encryptedMessage: Sendable {
             public let randomId: Int64
             public let chatId: Int32
             public let date: Int32
@@ -515,14 +499,12 @@ extension Api {
                 self.bytes = bytes
                 self.file = file
             }
-
-            public var tlBoxed: EncryptedMessage { .encryptedMessage(self) }
         }
 
         /// `encryptedMessageService#23734b06 random_id:long chat_id:int date:int bytes:bytes = EncryptedMessage;`
         ///
         /// <https://core.telegram.org/constructor/encryptedMessageService>
-        public final class Cons_encryptedMessageService: Sendable, TLConstructorPayload {
+        public final class Cons_encryptedMessageService: Sendable {
             public let randomId: Int64
             public let chatId: Int32
             public let date: Int32
@@ -534,8 +516,6 @@ extension Api {
                 self.date = date
                 self.bytes = bytes
             }
-
-            public var tlBoxed: EncryptedMessage { .encryptedMessageService(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -645,7 +625,7 @@ extension Api {
         /// `webPageEmpty#211a1788 flags:# id:long url:flags.0?string = WebPage;`
         ///
         /// <https://core.telegram.org/constructor/webPageEmpty>
-        public final class Cons_webPageEmpty: Sendable, TLConstructorPayload {
+        public final class Cons_webPageEmpty: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -664,14 +644,12 @@ extension Api {
                 self.id = id
                 self.url = url
             }
-
-            public var tlBoxed: WebPage { .webPageEmpty(self) }
         }
 
         /// `webPagePending#b0d13e47 flags:# id:long url:flags.0?string date:int = WebPage;`
         ///
         /// <https://core.telegram.org/constructor/webPagePending>
-        public final class Cons_webPagePending: Sendable, TLConstructorPayload {
+        public final class Cons_webPagePending: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -693,14 +671,12 @@ extension Api {
                 self.url = url
                 self.date = date
             }
-
-            public var tlBoxed: WebPage { .webPagePending(self) }
         }
 
         /// `webPage#e89c45b2 flags:# has_large_media:flags.13?true video_cover_photo:flags.14?true id:long url:string display_url:string hash:int type:flags.0?string site_name:flags.1?string title:flags.2?string description:flags.3?string photo:flags.4?Photo embed_url:flags.5?string embed_type:flags.5?string embed_width:flags.6?int embed_height:flags.6?int duration:flags.7?int author:flags.8?string document:flags.9?Document cached_page:flags.10?Page attributes:flags.12?Vector<WebPageAttribute> = WebPage;`
         ///
         /// <https://core.telegram.org/constructor/webPage>
-        public final class Cons_webPage: Sendable, TLConstructorPayload {
+        public final class Cons_webPage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -782,14 +758,12 @@ extension Api {
                 self.cachedPage = cachedPage
                 self.attributes = attributes
             }
-
-            public var tlBoxed: WebPage { .webPage(self) }
         }
 
         /// `webPageNotModified#7311ca11 flags:# cached_page_views:flags.0?int = WebPage;`
         ///
         /// <https://core.telegram.org/constructor/webPageNotModified>
-        public final class Cons_webPageNotModified: Sendable, TLConstructorPayload {
+        public final class Cons_webPageNotModified: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let cachedPageViews: Int32?
@@ -805,8 +779,6 @@ extension Api {
                 self.flags = _flags
                 self.cachedPageViews = cachedPageViews
             }
-
-            public var tlBoxed: WebPage { .webPageNotModified(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1076,7 +1048,7 @@ extension Api.messages {
         /// `messages.recentStickers#88d37c56 hash:long packs:Vector<StickerPack> stickers:Vector<Document> dates:Vector<int> = messages.RecentStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.recentStickers>
-        public final class Cons_recentStickers: Sendable, TLConstructorPayload {
+        public final class Cons_recentStickers: Sendable {
             public let hash: Int64
             public let packs: [Api.StickerPack]
             public let stickers: [Api.Document]
@@ -1088,8 +1060,6 @@ extension Api.messages {
                 self.stickers = stickers
                 self.dates = dates
             }
-
-            public var tlBoxed: RecentStickers { .recentStickers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1162,7 +1132,7 @@ extension Api.messages {
         /// `messages.votesList#4899484e flags:# count:int votes:Vector<MessagePeerVote> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.VotesList;`
         ///
         /// <https://core.telegram.org/constructor/messages.votesList>
-        public final class Cons_votesList: Sendable, TLConstructorPayload {
+        public final class Cons_votesList: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -1190,8 +1160,6 @@ extension Api.messages {
                 self.users = users
                 self.nextOffset = nextOffset
             }
-
-            public var tlBoxed: VotesList { .votesList(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1269,7 +1237,7 @@ extension Api {
         /// `searchResultsCalendarPeriod#c9b0539f date:int min_msg_id:int max_msg_id:int count:int = SearchResultsCalendarPeriod;`
         ///
         /// <https://core.telegram.org/constructor/searchResultsCalendarPeriod>
-        public final class Cons_searchResultsCalendarPeriod: Sendable, TLConstructorPayload {
+        public final class Cons_searchResultsCalendarPeriod: Sendable {
             public let date: Int32
             public let minMsgId: Int32
             public let maxMsgId: Int32
@@ -1281,8 +1249,6 @@ extension Api {
                 self.maxMsgId = maxMsgId
                 self.count = count
             }
-
-            public var tlBoxed: SearchResultsCalendarPeriod { .searchResultsCalendarPeriod(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1353,7 +1319,7 @@ extension Api.account {
         /// `account.emojiStatuses#90c467d1 hash:long statuses:Vector<EmojiStatus> = account.EmojiStatuses;`
         ///
         /// <https://core.telegram.org/constructor/account.emojiStatuses>
-        public final class Cons_emojiStatuses: Sendable, TLConstructorPayload {
+        public final class Cons_emojiStatuses: Sendable {
             public let hash: Int64
             public let statuses: [Api.EmojiStatus]
 
@@ -1361,8 +1327,6 @@ extension Api.account {
                 self.hash = hash
                 self.statuses = statuses
             }
-
-            public var tlBoxed: EmojiStatuses { .emojiStatuses(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1444,27 +1408,23 @@ extension Api {
         /// `reactionEmoji#1b2286b8 emoticon:string = Reaction;`
         ///
         /// <https://core.telegram.org/constructor/reactionEmoji>
-        public final class Cons_reactionEmoji: Sendable, TLConstructorPayload {
+        public final class Cons_reactionEmoji: Sendable {
             public let emoticon: String
 
             public init(emoticon: String) {
                 self.emoticon = emoticon
             }
-
-            public var tlBoxed: Reaction { .reactionEmoji(self) }
         }
 
         /// `reactionCustomEmoji#8935fc73 document_id:long = Reaction;`
         ///
         /// <https://core.telegram.org/constructor/reactionCustomEmoji>
-        public struct Cons_reactionCustomEmoji: Sendable, TLConstructorPayload {
+        public struct Cons_reactionCustomEmoji: Sendable {
             public let documentId: Int64
 
             public init(documentId: Int64) {
                 self.documentId = documentId
             }
-
-            public var tlBoxed: Reaction { .reactionCustomEmoji(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1553,20 +1513,18 @@ extension Api.account {
         /// `account.emailVerified#2b96cd1b email:string = account.EmailVerified;`
         ///
         /// <https://core.telegram.org/constructor/account.emailVerified>
-        public final class Cons_emailVerified: Sendable, TLConstructorPayload {
+        public final class Cons_emailVerified: Sendable {
             public let email: String
 
             public init(email: String) {
                 self.email = email
             }
-
-            public var tlBoxed: EmailVerified { .emailVerified(self) }
         }
 
         /// `account.emailVerifiedLogin#e1bb0d61 email:string sent_code:auth.SentCode = account.EmailVerified;`
         ///
         /// <https://core.telegram.org/constructor/account.emailVerifiedLogin>
-        public final class Cons_emailVerifiedLogin: Sendable, TLConstructorPayload {
+        public final class Cons_emailVerifiedLogin: Sendable {
             public let email: String
             public let sentCode: Api.auth.SentCode
 
@@ -1574,8 +1532,6 @@ extension Api.account {
                 self.email = email
                 self.sentCode = sentCode
             }
-
-            public var tlBoxed: EmailVerified { .emailVerifiedLogin(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1682,14 +1638,12 @@ extension Api {
         /// `starsTransactionPeer#d80da15d peer:Peer = StarsTransactionPeer;`
         ///
         /// <https://core.telegram.org/constructor/starsTransactionPeer>
-        public final class Cons_starsTransactionPeer: Sendable, TLConstructorPayload {
+        public final class Cons_starsTransactionPeer: Sendable {
             public let peer: Api.Peer
 
             public init(peer: Api.Peer) {
                 self.peer = peer
             }
-
-            public var tlBoxed: StarsTransactionPeer { .starsTransactionPeer(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1792,7 +1746,7 @@ extension Api.payments {
         /// `payments.starsRevenueStats#6c207376 flags:# top_hours_graph:flags.0?StatsGraph revenue_graph:StatsGraph status:StarsRevenueStatus usd_rate:double = payments.StarsRevenueStats;`
         ///
         /// <https://core.telegram.org/constructor/payments.starsRevenueStats>
-        public final class Cons_starsRevenueStats: Sendable, TLConstructorPayload {
+        public final class Cons_starsRevenueStats: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let topHoursGraph: Api.StatsGraph?
@@ -1817,8 +1771,6 @@ extension Api.payments {
                 self.status = status
                 self.usdRate = usdRate
             }
-
-            public var tlBoxed: StarsRevenueStats { .starsRevenueStats(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1896,7 +1848,7 @@ extension Api {
         /// `starsAmount#bbb6b4a3 amount:long nanos:int = StarsAmount;`
         ///
         /// <https://core.telegram.org/constructor/starsAmount>
-        public final class Cons_starsAmount: Sendable, TLConstructorPayload {
+        public final class Cons_starsAmount: Sendable {
             public let amount: Int64
             public let nanos: Int32
 
@@ -1904,21 +1856,17 @@ extension Api {
                 self.amount = amount
                 self.nanos = nanos
             }
-
-            public var tlBoxed: StarsAmount { .starsAmount(self) }
         }
 
         /// `starsTonAmount#74aee3e0 amount:long = StarsAmount;`
         ///
         /// <https://core.telegram.org/constructor/starsTonAmount>
-        public struct Cons_starsTonAmount: Sendable, TLConstructorPayload {
+        public struct Cons_starsTonAmount: Sendable {
             public let amount: Int64
 
             public init(amount: Int64) {
                 self.amount = amount
             }
-
-            public var tlBoxed: StarsAmount { .starsTonAmount(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1994,7 +1942,7 @@ extension Api.payments {
         /// `payments.starGiftUpgradePreview#3de1dfed sample_attributes:Vector<StarGiftAttribute> prices:Vector<StarGiftUpgradePrice> next_prices:Vector<StarGiftUpgradePrice> = payments.StarGiftUpgradePreview;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftUpgradePreview>
-        public final class Cons_starGiftUpgradePreview: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftUpgradePreview: Sendable {
             public let sampleAttributes: [Api.StarGiftAttribute]
             public let prices: [Api.StarGiftUpgradePrice]
             public let nextPrices: [Api.StarGiftUpgradePrice]
@@ -2004,8 +1952,6 @@ extension Api.payments {
                 self.prices = prices
                 self.nextPrices = nextPrices
             }
-
-            public var tlBoxed: StarGiftUpgradePreview { .starGiftUpgradePreview(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2066,14 +2012,12 @@ extension Api.payments {
         /// `payments.starGiftWithdrawalUrl#84aa3a9c url:string = payments.StarGiftWithdrawalUrl;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftWithdrawalUrl>
-        public final class Cons_starGiftWithdrawalUrl: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftWithdrawalUrl: Sendable {
             public let url: String
 
             public init(url: String) {
                 self.url = url
             }
-
-            public var tlBoxed: StarGiftWithdrawalUrl { .starGiftWithdrawalUrl(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2127,14 +2071,12 @@ extension Api.stats {
         /// `stats.pollStats#2999beed votes_graph:StatsGraph = stats.PollStats;`
         ///
         /// <https://core.telegram.org/constructor/stats.pollStats>
-        public final class Cons_pollStats: Sendable, TLConstructorPayload {
+        public final class Cons_pollStats: Sendable {
             public let votesGraph: Api.StatsGraph
 
             public init(votesGraph: Api.StatsGraph) {
                 self.votesGraph = votesGraph
             }
-
-            public var tlBoxed: PollStats { .pollStats(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

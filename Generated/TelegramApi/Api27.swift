@@ -23,7 +23,7 @@ extension Api {
         /// `draftMessageEmpty#1b0c841a flags:# date:flags.0?int = DraftMessage;`
         ///
         /// <https://core.telegram.org/constructor/draftMessageEmpty>
-        public final class Cons_draftMessageEmpty: Sendable, TLConstructorPayload {
+        public final class Cons_draftMessageEmpty: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let date: Int32?
@@ -39,14 +39,12 @@ extension Api {
                 self.flags = _flags
                 self.date = date
             }
-
-            public var tlBoxed: DraftMessage { .draftMessageEmpty(self) }
         }
 
         /// `draftMessage#60fe3294 flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia date:int effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?RichMessage = DraftMessage;`
         ///
         /// <https://core.telegram.org/constructor/draftMessage>
-        public final class Cons_draftMessage: Sendable, TLConstructorPayload {
+        public final class Cons_draftMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let replyTo: Api.InputReplyTo?
@@ -92,8 +90,6 @@ extension Api {
                 self.suggestedPost = suggestedPost
                 self.richMessage = richMessage
             }
-
-            public var tlBoxed: DraftMessage { .draftMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -225,7 +221,7 @@ extension Api {
         /// `paymentRequestedInfo#909c3f94 flags:# name:flags.0?string phone:flags.1?string email:flags.2?string shipping_address:flags.3?PostAddress = PaymentRequestedInfo;`
         ///
         /// <https://core.telegram.org/constructor/paymentRequestedInfo>
-        public final class Cons_paymentRequestedInfo: Sendable, TLConstructorPayload {
+        public final class Cons_paymentRequestedInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let name: String?
@@ -253,8 +249,6 @@ extension Api {
                 self.email = email
                 self.shippingAddress = shippingAddress
             }
-
-            public var tlBoxed: PaymentRequestedInfo { .paymentRequestedInfo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -347,27 +341,23 @@ extension Api.upload {
         /// `upload.cdnFileReuploadNeeded#eea8e46e request_token:bytes = upload.CdnFile;`
         ///
         /// <https://core.telegram.org/constructor/upload.cdnFileReuploadNeeded>
-        public final class Cons_cdnFileReuploadNeeded: Sendable, TLConstructorPayload {
+        public final class Cons_cdnFileReuploadNeeded: Sendable {
             public let requestToken: [UInt8]
 
             public init(requestToken: [UInt8]) {
                 self.requestToken = requestToken
             }
-
-            public var tlBoxed: CdnFile { .cdnFileReuploadNeeded(self) }
         }
 
         /// `upload.cdnFile#a99fca4f bytes:bytes = upload.CdnFile;`
         ///
         /// <https://core.telegram.org/constructor/upload.cdnFile>
-        public final class Cons_cdnFile: Sendable, TLConstructorPayload {
+        public final class Cons_cdnFile: Sendable {
             public let bytes: [UInt8]
 
             public init(bytes: [UInt8]) {
                 self.bytes = bytes
             }
-
-            public var tlBoxed: CdnFile { .cdnFile(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -690,7 +680,7 @@ extension Api {
         /// `channelAdminLogEventActionChangeTitle#e6dfb825 prev_value:string new_value:string = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeTitle>
-        public final class Cons_channelAdminLogEventActionChangeTitle: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionChangeTitle: Sendable {
             public let prevValue: String
             public let newValue: String
 
@@ -698,14 +688,12 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangeTitle(self) }
         }
 
         /// `channelAdminLogEventActionChangeAbout#55188a2e prev_value:string new_value:string = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeAbout>
-        public final class Cons_channelAdminLogEventActionChangeAbout: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionChangeAbout: Sendable {
             public let prevValue: String
             public let newValue: String
 
@@ -713,14 +701,12 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangeAbout(self) }
         }
 
         /// `channelAdminLogEventActionChangeUsername#6a4afc38 prev_value:string new_value:string = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeUsername>
-        public final class Cons_channelAdminLogEventActionChangeUsername: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionChangeUsername: Sendable {
             public let prevValue: String
             public let newValue: String
 
@@ -728,14 +714,12 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangeUsername(self) }
         }
 
         /// `channelAdminLogEventActionChangePhoto#434bd2af prev_photo:Photo new_photo:Photo = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangePhoto>
-        public final class Cons_channelAdminLogEventActionChangePhoto: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionChangePhoto: Sendable {
             public let prevPhoto: Api.Photo
             public let newPhoto: Api.Photo
 
@@ -743,53 +727,45 @@ extension Api {
                 self.prevPhoto = prevPhoto
                 self.newPhoto = newPhoto
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangePhoto(self) }
         }
 
         /// `channelAdminLogEventActionToggleInvites#1b7907ae new_value:Bool = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleInvites>
-        public struct Cons_channelAdminLogEventActionToggleInvites: Sendable, TLConstructorPayload {
+        public struct Cons_channelAdminLogEventActionToggleInvites: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionToggleInvites(self) }
         }
 
         /// `channelAdminLogEventActionToggleSignatures#26ae0971 new_value:Bool = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleSignatures>
-        public struct Cons_channelAdminLogEventActionToggleSignatures: Sendable, TLConstructorPayload {
+        public struct Cons_channelAdminLogEventActionToggleSignatures: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionToggleSignatures(self) }
         }
 
         /// `channelAdminLogEventActionUpdatePinned#e9e82c18 message:Message = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionUpdatePinned>
-        public final class Cons_channelAdminLogEventActionUpdatePinned: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionUpdatePinned: Sendable {
             public let message: Api.Message
 
             public init(message: Api.Message) {
                 self.message = message
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionUpdatePinned(self) }
         }
 
         /// `channelAdminLogEventActionEditMessage#709b2405 prev_message:Message new_message:Message = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionEditMessage>
-        public final class Cons_channelAdminLogEventActionEditMessage: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionEditMessage: Sendable {
             public let prevMessage: Api.Message
             public let newMessage: Api.Message
 
@@ -797,40 +773,34 @@ extension Api {
                 self.prevMessage = prevMessage
                 self.newMessage = newMessage
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionEditMessage(self) }
         }
 
         /// `channelAdminLogEventActionDeleteMessage#42e047bb message:Message = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionDeleteMessage>
-        public final class Cons_channelAdminLogEventActionDeleteMessage: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionDeleteMessage: Sendable {
             public let message: Api.Message
 
             public init(message: Api.Message) {
                 self.message = message
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionDeleteMessage(self) }
         }
 
         /// `channelAdminLogEventActionParticipantInvite#e31c34d8 participant:ChannelParticipant = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantInvite>
-        public final class Cons_channelAdminLogEventActionParticipantInvite: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionParticipantInvite: Sendable {
             public let participant: Api.ChannelParticipant
 
             public init(participant: Api.ChannelParticipant) {
                 self.participant = participant
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionParticipantInvite(self) }
         }
 
         /// `channelAdminLogEventActionParticipantToggleBan#e6d83d7e prev_participant:ChannelParticipant new_participant:ChannelParticipant = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantToggleBan>
-        public final class Cons_channelAdminLogEventActionParticipantToggleBan: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionParticipantToggleBan: Sendable {
             public let prevParticipant: Api.ChannelParticipant
             public let newParticipant: Api.ChannelParticipant
 
@@ -838,14 +808,12 @@ extension Api {
                 self.prevParticipant = prevParticipant
                 self.newParticipant = newParticipant
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionParticipantToggleBan(self) }
         }
 
         /// `channelAdminLogEventActionParticipantToggleAdmin#d5676710 prev_participant:ChannelParticipant new_participant:ChannelParticipant = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantToggleAdmin>
-        public final class Cons_channelAdminLogEventActionParticipantToggleAdmin: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionParticipantToggleAdmin: Sendable {
             public let prevParticipant: Api.ChannelParticipant
             public let newParticipant: Api.ChannelParticipant
 
@@ -853,14 +821,12 @@ extension Api {
                 self.prevParticipant = prevParticipant
                 self.newParticipant = newParticipant
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionParticipantToggleAdmin(self) }
         }
 
         /// `channelAdminLogEventActionChangeStickerSet#b1c3caa7 prev_stickerset:InputStickerSet new_stickerset:InputStickerSet = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeStickerSet>
-        public final class Cons_channelAdminLogEventActionChangeStickerSet: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionChangeStickerSet: Sendable {
             public let prevStickerset: Api.InputStickerSet
             public let newStickerset: Api.InputStickerSet
 
@@ -868,27 +834,23 @@ extension Api {
                 self.prevStickerset = prevStickerset
                 self.newStickerset = newStickerset
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangeStickerSet(self) }
         }
 
         /// `channelAdminLogEventActionTogglePreHistoryHidden#5f5c95f1 new_value:Bool = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionTogglePreHistoryHidden>
-        public struct Cons_channelAdminLogEventActionTogglePreHistoryHidden: Sendable, TLConstructorPayload {
+        public struct Cons_channelAdminLogEventActionTogglePreHistoryHidden: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionTogglePreHistoryHidden(self) }
         }
 
         /// `channelAdminLogEventActionDefaultBannedRights#2df5fc0a prev_banned_rights:ChatBannedRights new_banned_rights:ChatBannedRights = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionDefaultBannedRights>
-        public final class Cons_channelAdminLogEventActionDefaultBannedRights: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionDefaultBannedRights: Sendable {
             public let prevBannedRights: Api.ChatBannedRights
             public let newBannedRights: Api.ChatBannedRights
 
@@ -896,27 +858,23 @@ extension Api {
                 self.prevBannedRights = prevBannedRights
                 self.newBannedRights = newBannedRights
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionDefaultBannedRights(self) }
         }
 
         /// `channelAdminLogEventActionStopPoll#8f079643 message:Message = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionStopPoll>
-        public final class Cons_channelAdminLogEventActionStopPoll: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionStopPoll: Sendable {
             public let message: Api.Message
 
             public init(message: Api.Message) {
                 self.message = message
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionStopPoll(self) }
         }
 
         /// `channelAdminLogEventActionChangeLinkedChat#050c7ac8 prev_value:long new_value:long = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeLinkedChat>
-        public final class Cons_channelAdminLogEventActionChangeLinkedChat: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionChangeLinkedChat: Sendable {
             public let prevValue: Int64
             public let newValue: Int64
 
@@ -924,14 +882,12 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangeLinkedChat(self) }
         }
 
         /// `channelAdminLogEventActionChangeLocation#0e6b76ae prev_value:ChannelLocation new_value:ChannelLocation = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeLocation>
-        public final class Cons_channelAdminLogEventActionChangeLocation: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionChangeLocation: Sendable {
             public let prevValue: Api.ChannelLocation
             public let newValue: Api.ChannelLocation
 
@@ -939,14 +895,12 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangeLocation(self) }
         }
 
         /// `channelAdminLogEventActionToggleSlowMode#53909779 prev_value:int new_value:int = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleSlowMode>
-        public struct Cons_channelAdminLogEventActionToggleSlowMode: Sendable, TLConstructorPayload {
+        public struct Cons_channelAdminLogEventActionToggleSlowMode: Sendable {
             public let prevValue: Int32
             public let newValue: Int32
 
@@ -954,79 +908,67 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionToggleSlowMode(self) }
         }
 
         /// `channelAdminLogEventActionStartGroupCall#23209745 call:InputGroupCall = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionStartGroupCall>
-        public final class Cons_channelAdminLogEventActionStartGroupCall: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionStartGroupCall: Sendable {
             public let call: Api.InputGroupCall
 
             public init(call: Api.InputGroupCall) {
                 self.call = call
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionStartGroupCall(self) }
         }
 
         /// `channelAdminLogEventActionDiscardGroupCall#db9f9140 call:InputGroupCall = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionDiscardGroupCall>
-        public final class Cons_channelAdminLogEventActionDiscardGroupCall: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionDiscardGroupCall: Sendable {
             public let call: Api.InputGroupCall
 
             public init(call: Api.InputGroupCall) {
                 self.call = call
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionDiscardGroupCall(self) }
         }
 
         /// `channelAdminLogEventActionParticipantMute#f92424d2 participant:GroupCallParticipant = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantMute>
-        public final class Cons_channelAdminLogEventActionParticipantMute: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionParticipantMute: Sendable {
             public let participant: Api.GroupCallParticipant
 
             public init(participant: Api.GroupCallParticipant) {
                 self.participant = participant
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionParticipantMute(self) }
         }
 
         /// `channelAdminLogEventActionParticipantUnmute#e64429c0 participant:GroupCallParticipant = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantUnmute>
-        public final class Cons_channelAdminLogEventActionParticipantUnmute: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionParticipantUnmute: Sendable {
             public let participant: Api.GroupCallParticipant
 
             public init(participant: Api.GroupCallParticipant) {
                 self.participant = participant
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionParticipantUnmute(self) }
         }
 
         /// `channelAdminLogEventActionToggleGroupCallSetting#56d6a247 join_muted:Bool = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleGroupCallSetting>
-        public struct Cons_channelAdminLogEventActionToggleGroupCallSetting: Sendable, TLConstructorPayload {
+        public struct Cons_channelAdminLogEventActionToggleGroupCallSetting: Sendable {
             public let joinMuted: Bool
 
             public init(joinMuted: Bool) {
                 self.joinMuted = joinMuted
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionToggleGroupCallSetting(self) }
         }
 
         /// `channelAdminLogEventActionParticipantJoinByInvite#fe9fc158 flags:# via_chatlist:flags.0?true invite:ExportedChatInvite = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantJoinByInvite>
-        public final class Cons_channelAdminLogEventActionParticipantJoinByInvite: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionParticipantJoinByInvite: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let invite: Api.ExportedChatInvite
@@ -1043,40 +985,34 @@ extension Api {
                 self.flags = _flags
                 self.invite = invite
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionParticipantJoinByInvite(self) }
         }
 
         /// `channelAdminLogEventActionExportedInviteDelete#5a50fca4 invite:ExportedChatInvite = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionExportedInviteDelete>
-        public final class Cons_channelAdminLogEventActionExportedInviteDelete: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionExportedInviteDelete: Sendable {
             public let invite: Api.ExportedChatInvite
 
             public init(invite: Api.ExportedChatInvite) {
                 self.invite = invite
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionExportedInviteDelete(self) }
         }
 
         /// `channelAdminLogEventActionExportedInviteRevoke#410a134e invite:ExportedChatInvite = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionExportedInviteRevoke>
-        public final class Cons_channelAdminLogEventActionExportedInviteRevoke: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionExportedInviteRevoke: Sendable {
             public let invite: Api.ExportedChatInvite
 
             public init(invite: Api.ExportedChatInvite) {
                 self.invite = invite
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionExportedInviteRevoke(self) }
         }
 
         /// `channelAdminLogEventActionExportedInviteEdit#e90ebb59 prev_invite:ExportedChatInvite new_invite:ExportedChatInvite = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionExportedInviteEdit>
-        public final class Cons_channelAdminLogEventActionExportedInviteEdit: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionExportedInviteEdit: Sendable {
             public let prevInvite: Api.ExportedChatInvite
             public let newInvite: Api.ExportedChatInvite
 
@@ -1084,27 +1020,23 @@ extension Api {
                 self.prevInvite = prevInvite
                 self.newInvite = newInvite
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionExportedInviteEdit(self) }
         }
 
         /// `channelAdminLogEventActionParticipantVolume#3e7f6847 participant:GroupCallParticipant = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantVolume>
-        public final class Cons_channelAdminLogEventActionParticipantVolume: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionParticipantVolume: Sendable {
             public let participant: Api.GroupCallParticipant
 
             public init(participant: Api.GroupCallParticipant) {
                 self.participant = participant
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionParticipantVolume(self) }
         }
 
         /// `channelAdminLogEventActionChangeHistoryTTL#6e941a38 prev_value:int new_value:int = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeHistoryTTL>
-        public struct Cons_channelAdminLogEventActionChangeHistoryTTL: Sendable, TLConstructorPayload {
+        public struct Cons_channelAdminLogEventActionChangeHistoryTTL: Sendable {
             public let prevValue: Int32
             public let newValue: Int32
 
@@ -1112,14 +1044,12 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangeHistoryTTL(self) }
         }
 
         /// `channelAdminLogEventActionParticipantJoinByRequest#afb6144a invite:ExportedChatInvite approved_by:long = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantJoinByRequest>
-        public final class Cons_channelAdminLogEventActionParticipantJoinByRequest: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionParticipantJoinByRequest: Sendable {
             public let invite: Api.ExportedChatInvite
             public let approvedBy: Int64
 
@@ -1127,40 +1057,34 @@ extension Api {
                 self.invite = invite
                 self.approvedBy = approvedBy
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionParticipantJoinByRequest(self) }
         }
 
         /// `channelAdminLogEventActionToggleNoForwards#cb2ac766 new_value:Bool = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleNoForwards>
-        public struct Cons_channelAdminLogEventActionToggleNoForwards: Sendable, TLConstructorPayload {
+        public struct Cons_channelAdminLogEventActionToggleNoForwards: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionToggleNoForwards(self) }
         }
 
         /// `channelAdminLogEventActionSendMessage#278f2868 message:Message = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionSendMessage>
-        public final class Cons_channelAdminLogEventActionSendMessage: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionSendMessage: Sendable {
             public let message: Api.Message
 
             public init(message: Api.Message) {
                 self.message = message
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionSendMessage(self) }
         }
 
         /// `channelAdminLogEventActionChangeAvailableReactions#be4e0ef8 prev_value:ChatReactions new_value:ChatReactions = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeAvailableReactions>
-        public final class Cons_channelAdminLogEventActionChangeAvailableReactions: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionChangeAvailableReactions: Sendable {
             public let prevValue: Api.ChatReactions
             public let newValue: Api.ChatReactions
 
@@ -1168,14 +1092,12 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangeAvailableReactions(self) }
         }
 
         /// `channelAdminLogEventActionChangeUsernames#f04fb3a9 prev_value:Vector<string> new_value:Vector<string> = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeUsernames>
-        public final class Cons_channelAdminLogEventActionChangeUsernames: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionChangeUsernames: Sendable {
             public let prevValue: [String]
             public let newValue: [String]
 
@@ -1183,40 +1105,34 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangeUsernames(self) }
         }
 
         /// `channelAdminLogEventActionToggleForum#02cc6383 new_value:Bool = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleForum>
-        public struct Cons_channelAdminLogEventActionToggleForum: Sendable, TLConstructorPayload {
+        public struct Cons_channelAdminLogEventActionToggleForum: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionToggleForum(self) }
         }
 
         /// `channelAdminLogEventActionCreateTopic#58707d28 topic:ForumTopic = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionCreateTopic>
-        public final class Cons_channelAdminLogEventActionCreateTopic: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionCreateTopic: Sendable {
             public let topic: Api.ForumTopic
 
             public init(topic: Api.ForumTopic) {
                 self.topic = topic
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionCreateTopic(self) }
         }
 
         /// `channelAdminLogEventActionEditTopic#f06fe208 prev_topic:ForumTopic new_topic:ForumTopic = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionEditTopic>
-        public final class Cons_channelAdminLogEventActionEditTopic: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionEditTopic: Sendable {
             public let prevTopic: Api.ForumTopic
             public let newTopic: Api.ForumTopic
 
@@ -1224,27 +1140,23 @@ extension Api {
                 self.prevTopic = prevTopic
                 self.newTopic = newTopic
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionEditTopic(self) }
         }
 
         /// `channelAdminLogEventActionDeleteTopic#ae168909 topic:ForumTopic = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionDeleteTopic>
-        public final class Cons_channelAdminLogEventActionDeleteTopic: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionDeleteTopic: Sendable {
             public let topic: Api.ForumTopic
 
             public init(topic: Api.ForumTopic) {
                 self.topic = topic
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionDeleteTopic(self) }
         }
 
         /// `channelAdminLogEventActionPinTopic#5d8d353b flags:# prev_topic:flags.0?ForumTopic new_topic:flags.1?ForumTopic = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionPinTopic>
-        public final class Cons_channelAdminLogEventActionPinTopic: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionPinTopic: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let prevTopic: Api.ForumTopic?
@@ -1264,27 +1176,23 @@ extension Api {
                 self.prevTopic = prevTopic
                 self.newTopic = newTopic
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionPinTopic(self) }
         }
 
         /// `channelAdminLogEventActionToggleAntiSpam#64f36dfc new_value:Bool = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleAntiSpam>
-        public struct Cons_channelAdminLogEventActionToggleAntiSpam: Sendable, TLConstructorPayload {
+        public struct Cons_channelAdminLogEventActionToggleAntiSpam: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionToggleAntiSpam(self) }
         }
 
         /// `channelAdminLogEventActionChangePeerColor#5796e780 prev_value:PeerColor new_value:PeerColor = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangePeerColor>
-        public final class Cons_channelAdminLogEventActionChangePeerColor: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionChangePeerColor: Sendable {
             public let prevValue: Api.PeerColor
             public let newValue: Api.PeerColor
 
@@ -1292,14 +1200,12 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangePeerColor(self) }
         }
 
         /// `channelAdminLogEventActionChangeProfilePeerColor#5e477b25 prev_value:PeerColor new_value:PeerColor = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeProfilePeerColor>
-        public final class Cons_channelAdminLogEventActionChangeProfilePeerColor: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionChangeProfilePeerColor: Sendable {
             public let prevValue: Api.PeerColor
             public let newValue: Api.PeerColor
 
@@ -1307,14 +1213,12 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangeProfilePeerColor(self) }
         }
 
         /// `channelAdminLogEventActionChangeWallpaper#31bb5d52 prev_value:WallPaper new_value:WallPaper = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeWallpaper>
-        public final class Cons_channelAdminLogEventActionChangeWallpaper: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionChangeWallpaper: Sendable {
             public let prevValue: Api.WallPaper
             public let newValue: Api.WallPaper
 
@@ -1322,14 +1226,12 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangeWallpaper(self) }
         }
 
         /// `channelAdminLogEventActionChangeEmojiStatus#3ea9feb1 prev_value:EmojiStatus new_value:EmojiStatus = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeEmojiStatus>
-        public final class Cons_channelAdminLogEventActionChangeEmojiStatus: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionChangeEmojiStatus: Sendable {
             public let prevValue: Api.EmojiStatus
             public let newValue: Api.EmojiStatus
 
@@ -1337,14 +1239,12 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangeEmojiStatus(self) }
         }
 
         /// `channelAdminLogEventActionChangeEmojiStickerSet#46d840ab prev_stickerset:InputStickerSet new_stickerset:InputStickerSet = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeEmojiStickerSet>
-        public final class Cons_channelAdminLogEventActionChangeEmojiStickerSet: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionChangeEmojiStickerSet: Sendable {
             public let prevStickerset: Api.InputStickerSet
             public let newStickerset: Api.InputStickerSet
 
@@ -1352,27 +1252,23 @@ extension Api {
                 self.prevStickerset = prevStickerset
                 self.newStickerset = newStickerset
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionChangeEmojiStickerSet(self) }
         }
 
         /// `channelAdminLogEventActionToggleSignatureProfiles#60a79c79 new_value:Bool = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleSignatureProfiles>
-        public struct Cons_channelAdminLogEventActionToggleSignatureProfiles: Sendable, TLConstructorPayload {
+        public struct Cons_channelAdminLogEventActionToggleSignatureProfiles: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionToggleSignatureProfiles(self) }
         }
 
         /// `channelAdminLogEventActionParticipantSubExtend#64642db3 prev_participant:ChannelParticipant new_participant:ChannelParticipant = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantSubExtend>
-        public final class Cons_channelAdminLogEventActionParticipantSubExtend: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionParticipantSubExtend: Sendable {
             public let prevParticipant: Api.ChannelParticipant
             public let newParticipant: Api.ChannelParticipant
 
@@ -1380,27 +1276,23 @@ extension Api {
                 self.prevParticipant = prevParticipant
                 self.newParticipant = newParticipant
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionParticipantSubExtend(self) }
         }
 
         /// `channelAdminLogEventActionToggleAutotranslation#c517f77e new_value:Bool = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleAutotranslation>
-        public struct Cons_channelAdminLogEventActionToggleAutotranslation: Sendable, TLConstructorPayload {
+        public struct Cons_channelAdminLogEventActionToggleAutotranslation: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
                 self.newValue = newValue
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionToggleAutotranslation(self) }
         }
 
         /// `channelAdminLogEventActionParticipantEditRank#5806b4ec user_id:long prev_rank:string new_rank:string = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantEditRank>
-        public final class Cons_channelAdminLogEventActionParticipantEditRank: Sendable, TLConstructorPayload {
+        public final class Cons_channelAdminLogEventActionParticipantEditRank: Sendable {
             public let userId: Int64
             public let prevRank: String
             public let newRank: String
@@ -1410,8 +1302,6 @@ extension Api {
                 self.prevRank = prevRank
                 self.newRank = newRank
             }
-
-            public var tlBoxed: ChannelAdminLogEventAction { .channelAdminLogEventActionParticipantEditRank(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2322,7 +2212,7 @@ extension Api {
         /// `inputCheckPasswordSRP#d27ff082 srp_id:long A:bytes M1:bytes = InputCheckPasswordSRP;`
         ///
         /// <https://core.telegram.org/constructor/inputCheckPasswordSRP>
-        public final class Cons_inputCheckPasswordSRP: Sendable, TLConstructorPayload {
+        public final class Cons_inputCheckPasswordSRP: Sendable {
             public let srpId: Int64
             public let A: [UInt8]
             public let M1: [UInt8]
@@ -2332,8 +2222,6 @@ extension Api {
                 self.A = A
                 self.M1 = M1
             }
-
-            public var tlBoxed: InputCheckPasswordSRP { .inputCheckPasswordSRP(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2413,7 +2301,7 @@ extension Api {
         /// `inputWallPaper#e630b979 id:long access_hash:long = InputWallPaper;`
         ///
         /// <https://core.telegram.org/constructor/inputWallPaper>
-        public final class Cons_inputWallPaper: Sendable, TLConstructorPayload {
+        public final class Cons_inputWallPaper: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -2421,34 +2309,28 @@ extension Api {
                 self.id = id
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputWallPaper { .inputWallPaper(self) }
         }
 
         /// `inputWallPaperSlug#72091c80 slug:string = InputWallPaper;`
         ///
         /// <https://core.telegram.org/constructor/inputWallPaperSlug>
-        public final class Cons_inputWallPaperSlug: Sendable, TLConstructorPayload {
+        public final class Cons_inputWallPaperSlug: Sendable {
             public let slug: String
 
             public init(slug: String) {
                 self.slug = slug
             }
-
-            public var tlBoxed: InputWallPaper { .inputWallPaperSlug(self) }
         }
 
         /// `inputWallPaperNoFile#967a462e id:long = InputWallPaper;`
         ///
         /// <https://core.telegram.org/constructor/inputWallPaperNoFile>
-        public struct Cons_inputWallPaperNoFile: Sendable, TLConstructorPayload {
+        public struct Cons_inputWallPaperNoFile: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
                 self.id = id
             }
-
-            public var tlBoxed: InputWallPaper { .inputWallPaperNoFile(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2538,7 +2420,7 @@ extension Api {
         /// `availableReaction#c077ec01 flags:# inactive:flags.0?true premium:flags.2?true reaction:string title:string static_icon:Document appear_animation:Document select_animation:Document activate_animation:Document effect_animation:Document around_animation:flags.1?Document center_icon:flags.1?Document = AvailableReaction;`
         ///
         /// <https://core.telegram.org/constructor/availableReaction>
-        public final class Cons_availableReaction: Sendable, TLConstructorPayload {
+        public final class Cons_availableReaction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let reaction: String
@@ -2582,8 +2464,6 @@ extension Api {
                 self.aroundAnimation = aroundAnimation
                 self.centerIcon = centerIcon
             }
-
-            public var tlBoxed: AvailableReaction { .availableReaction(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2678,14 +2558,12 @@ extension Api {
         /// `exportedStoryLink#3fc9053b link:string = ExportedStoryLink;`
         ///
         /// <https://core.telegram.org/constructor/exportedStoryLink>
-        public final class Cons_exportedStoryLink: Sendable, TLConstructorPayload {
+        public final class Cons_exportedStoryLink: Sendable {
             public let link: String
 
             public init(link: String) {
                 self.link = link
             }
-
-            public var tlBoxed: ExportedStoryLink { .exportedStoryLink(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2744,7 +2622,7 @@ extension Api {
         /// `prepaidGiveaway#b2539d54 id:long months:int quantity:int date:int = PrepaidGiveaway;`
         ///
         /// <https://core.telegram.org/constructor/prepaidGiveaway>
-        public final class Cons_prepaidGiveaway: Sendable, TLConstructorPayload {
+        public final class Cons_prepaidGiveaway: Sendable {
             public let id: Int64
             public let months: Int32
             public let quantity: Int32
@@ -2756,14 +2634,12 @@ extension Api {
                 self.quantity = quantity
                 self.date = date
             }
-
-            public var tlBoxed: PrepaidGiveaway { .prepaidGiveaway(self) }
         }
 
         /// `prepaidStarsGiveaway#9a9d77e0 id:long stars:long quantity:int boosts:int date:int = PrepaidGiveaway;`
         ///
         /// <https://core.telegram.org/constructor/prepaidStarsGiveaway>
-        public final class Cons_prepaidStarsGiveaway: Sendable, TLConstructorPayload {
+        public final class Cons_prepaidStarsGiveaway: Sendable {
             public let id: Int64
             public let stars: Int64
             public let quantity: Int32
@@ -2777,8 +2653,6 @@ extension Api {
                 self.boosts = boosts
                 self.date = date
             }
-
-            public var tlBoxed: PrepaidGiveaway { .prepaidStarsGiveaway(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2873,7 +2747,7 @@ extension Api {
         /// `businessGreetingMessage#e519abab shortcut_id:int recipients:BusinessRecipients no_activity_days:int = BusinessGreetingMessage;`
         ///
         /// <https://core.telegram.org/constructor/businessGreetingMessage>
-        public final class Cons_businessGreetingMessage: Sendable, TLConstructorPayload {
+        public final class Cons_businessGreetingMessage: Sendable {
             public let shortcutId: Int32
             public let recipients: Api.BusinessRecipients
             public let noActivityDays: Int32
@@ -2883,8 +2757,6 @@ extension Api {
                 self.recipients = recipients
                 self.noActivityDays = noActivityDays
             }
-
-            public var tlBoxed: BusinessGreetingMessage { .businessGreetingMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2957,7 +2829,7 @@ extension Api {
         /// `requestedPeerUser#d62ff46a flags:# user_id:long first_name:flags.0?string last_name:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
         ///
         /// <https://core.telegram.org/constructor/requestedPeerUser>
-        public final class Cons_requestedPeerUser: Sendable, TLConstructorPayload {
+        public final class Cons_requestedPeerUser: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -2987,14 +2859,12 @@ extension Api {
                 self.username = username
                 self.photo = photo
             }
-
-            public var tlBoxed: RequestedPeer { .requestedPeerUser(self) }
         }
 
         /// `requestedPeerChat#7307544f flags:# chat_id:long title:flags.0?string photo:flags.2?Photo = RequestedPeer;`
         ///
         /// <https://core.telegram.org/constructor/requestedPeerChat>
-        public final class Cons_requestedPeerChat: Sendable, TLConstructorPayload {
+        public final class Cons_requestedPeerChat: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let chatId: Int64
@@ -3017,14 +2887,12 @@ extension Api {
                 self.title = title
                 self.photo = photo
             }
-
-            public var tlBoxed: RequestedPeer { .requestedPeerChat(self) }
         }
 
         /// `requestedPeerChannel#8ba403e4 flags:# channel_id:long title:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
         ///
         /// <https://core.telegram.org/constructor/requestedPeerChannel>
-        public final class Cons_requestedPeerChannel: Sendable, TLConstructorPayload {
+        public final class Cons_requestedPeerChannel: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let channelId: Int64
@@ -3051,8 +2919,6 @@ extension Api {
                 self.username = username
                 self.photo = photo
             }
-
-            public var tlBoxed: RequestedPeer { .requestedPeerChannel(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3221,7 +3087,7 @@ extension Api.payments {
         /// `payments.starsStatus#6c9ce8ed flags:# balance:StarsAmount subscriptions:flags.1?Vector<StarsSubscription> subscriptions_next_offset:flags.2?string subscriptions_missing_balance:flags.4?long history:flags.3?Vector<StarsTransaction> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.StarsStatus;`
         ///
         /// <https://core.telegram.org/constructor/payments.starsStatus>
-        public final class Cons_starsStatus: Sendable, TLConstructorPayload {
+        public final class Cons_starsStatus: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let balance: Api.StarsAmount
@@ -3262,8 +3128,6 @@ extension Api.payments {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: StarsStatus { .starsStatus(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3370,7 +3234,7 @@ extension Api {
         /// `businessBotRights#a0624cf7 flags:# reply:flags.0?true read_messages:flags.1?true delete_sent_messages:flags.2?true delete_received_messages:flags.3?true edit_name:flags.4?true edit_bio:flags.5?true edit_profile_photo:flags.6?true edit_username:flags.7?true view_gifts:flags.8?true sell_gifts:flags.9?true change_gift_settings:flags.10?true transfer_and_upgrade_gifts:flags.11?true transfer_stars:flags.12?true manage_stories:flags.13?true = BusinessBotRights;`
         ///
         /// <https://core.telegram.org/constructor/businessBotRights>
-        public struct Cons_businessBotRights: Sendable, TLConstructorPayload {
+        public struct Cons_businessBotRights: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var reply: Bool { tlFlagIsSet(flags, 0x1) }
@@ -3410,8 +3274,6 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: BusinessBotRights { .businessBotRights(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3468,7 +3330,7 @@ extension Api {
         /// `communityPeerRequest#7beafa85 flags:# visible:flags.0?true peer:Peer requested_by:long date:int = CommunityPeerRequest;`
         ///
         /// <https://core.telegram.org/constructor/communityPeerRequest>
-        public final class Cons_communityPeerRequest: Sendable, TLConstructorPayload {
+        public final class Cons_communityPeerRequest: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -3491,8 +3353,6 @@ extension Api {
                 self.requestedBy = requestedBy
                 self.date = date
             }
-
-            public var tlBoxed: CommunityPeerRequest { .communityPeerRequest(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3561,7 +3421,7 @@ extension Api {
         /// `ephemeralMessage#dd27bee9 flags:# out:flags.0?true welcome_template:flags.5?true invert_media:flags.7?true noforwards:flags.12?true id:int from_id:Peer peer_id:flags.9?Peer receiver_id:long top_msg_id:flags.1?int date:int message:string entities:flags.2?Vector<MessageEntity> media:flags.3?MessageMedia reply_markup:flags.4?ReplyMarkup reply_to:flags.6?MessageReplyHeader rich_message:flags.8?RichMessage chat_instance:flags.10?long anchor_msg_id:flags.11?int = EphemeralMessage;`
         ///
         /// <https://core.telegram.org/constructor/ephemeralMessage>
-        public final class Cons_ephemeralMessage: Sendable, TLConstructorPayload {
+        public final class Cons_ephemeralMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -3632,8 +3492,6 @@ extension Api {
                 self.chatInstance = chatInstance
                 self.anchorMsgId = anchorMsgId
             }
-
-            public var tlBoxed: EphemeralMessage { .ephemeralMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -3772,14 +3630,12 @@ extension Api {
         /// `keyboardInlineButtonRow#19420af6 buttons:Vector<KeyboardInlineButton> = KeyboardInlineButtonRow;`
         ///
         /// <https://core.telegram.org/constructor/keyboardInlineButtonRow>
-        public final class Cons_keyboardInlineButtonRow: Sendable, TLConstructorPayload {
+        public final class Cons_keyboardInlineButtonRow: Sendable {
             public let buttons: [Api.KeyboardInlineButton]
 
             public init(buttons: [Api.KeyboardInlineButton]) {
                 self.buttons = buttons
             }
-
-            public var tlBoxed: KeyboardInlineButtonRow { .keyboardInlineButtonRow(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

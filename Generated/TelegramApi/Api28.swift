@@ -23,7 +23,7 @@ extension Api {
         /// `geoPoint#b2a2f663 flags:# long:double lat:double access_hash:long accuracy_radius:flags.0?int = GeoPoint;`
         ///
         /// <https://core.telegram.org/constructor/geoPoint>
-        public final class Cons_geoPoint: Sendable, TLConstructorPayload {
+        public final class Cons_geoPoint: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let long: Double
@@ -48,8 +48,6 @@ extension Api {
                 self.accessHash = accessHash
                 self.accuracyRadius = accuracyRadius
             }
-
-            public var tlBoxed: GeoPoint { .geoPoint(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -131,7 +129,7 @@ extension Api {
         /// `peerSettings#f47741f7 flags:# report_spam:flags.0?true add_contact:flags.1?true block_contact:flags.2?true share_contact:flags.3?true need_contacts_exception:flags.4?true report_geo:flags.5?true autoarchived:flags.7?true invite_members:flags.8?true request_chat_broadcast:flags.10?true business_bot_paused:flags.11?true business_bot_can_reply:flags.12?true geo_distance:flags.6?int request_chat_title:flags.9?string request_chat_date:flags.9?int business_bot_id:flags.13?long business_bot_manage_url:flags.13?string charge_paid_message_stars:flags.14?long registration_month:flags.15?string phone_country:flags.16?string name_change_date:flags.17?int photo_change_date:flags.18?int = PeerSettings;`
         ///
         /// <https://core.telegram.org/constructor/peerSettings>
-        public final class Cons_peerSettings: Sendable, TLConstructorPayload {
+        public final class Cons_peerSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let geoDistance: Int32?
@@ -203,8 +201,6 @@ extension Api {
                 self.nameChangeDate = nameChangeDate
                 self.photoChangeDate = photoChangeDate
             }
-
-            public var tlBoxed: PeerSettings { .peerSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -346,14 +342,12 @@ extension Api {
         /// `keyboardButtonRow#77608b83 buttons:Vector<KeyboardButton> = KeyboardButtonRow;`
         ///
         /// <https://core.telegram.org/constructor/keyboardButtonRow>
-        public final class Cons_keyboardButtonRow: Sendable, TLConstructorPayload {
+        public final class Cons_keyboardButtonRow: Sendable {
             public let buttons: [Api.KeyboardButton]
 
             public init(buttons: [Api.KeyboardButton]) {
                 self.buttons = buttons
             }
-
-            public var tlBoxed: KeyboardButtonRow { .keyboardButtonRow(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -412,7 +406,7 @@ extension Api {
         /// `inputTheme#3c5693e9 id:long access_hash:long = InputTheme;`
         ///
         /// <https://core.telegram.org/constructor/inputTheme>
-        public final class Cons_inputTheme: Sendable, TLConstructorPayload {
+        public final class Cons_inputTheme: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -420,21 +414,17 @@ extension Api {
                 self.id = id
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputTheme { .inputTheme(self) }
         }
 
         /// `inputThemeSlug#f5890df1 slug:string = InputTheme;`
         ///
         /// <https://core.telegram.org/constructor/inputThemeSlug>
-        public final class Cons_inputThemeSlug: Sendable, TLConstructorPayload {
+        public final class Cons_inputThemeSlug: Sendable {
             public let slug: String
 
             public init(slug: String) {
                 self.slug = slug
             }
-
-            public var tlBoxed: InputTheme { .inputThemeSlug(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -508,7 +498,7 @@ extension Api {
         /// `groupCallParticipantVideoSourceGroup#dcb118b7 semantics:string sources:Vector<int> = GroupCallParticipantVideoSourceGroup;`
         ///
         /// <https://core.telegram.org/constructor/groupCallParticipantVideoSourceGroup>
-        public final class Cons_groupCallParticipantVideoSourceGroup: Sendable, TLConstructorPayload {
+        public final class Cons_groupCallParticipantVideoSourceGroup: Sendable {
             public let semantics: String
             public let sources: [Int32]
 
@@ -516,8 +506,6 @@ extension Api {
                 self.semantics = semantics
                 self.sources = sources
             }
-
-            public var tlBoxed: GroupCallParticipantVideoSourceGroup { .groupCallParticipantVideoSourceGroup(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -575,7 +563,7 @@ extension Api.bots {
         /// `bots.botInfo#e8a775b0 name:string about:string description:string = bots.BotInfo;`
         ///
         /// <https://core.telegram.org/constructor/bots.botInfo>
-        public final class Cons_botInfo: Sendable, TLConstructorPayload {
+        public final class Cons_botInfo: Sendable {
             public let name: String
             public let about: String
             public let description: String
@@ -585,8 +573,6 @@ extension Api.bots {
                 self.about = about
                 self.description = description
             }
-
-            public var tlBoxed: BotInfo { .botInfo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -662,7 +648,7 @@ extension Api {
         /// `inputReplyToMessage#3bd4b7c2 flags:# reply_to_msg_id:int top_msg_id:flags.0?int reply_to_peer_id:flags.1?InputPeer quote_text:flags.2?string quote_entities:flags.3?Vector<MessageEntity> quote_offset:flags.4?int monoforum_peer_id:flags.5?InputPeer todo_item_id:flags.6?int poll_option:flags.7?bytes = InputReplyTo;`
         ///
         /// <https://core.telegram.org/constructor/inputReplyToMessage>
-        public final class Cons_inputReplyToMessage: Sendable, TLConstructorPayload {
+        public final class Cons_inputReplyToMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let replyToMsgId: Int32
@@ -709,14 +695,12 @@ extension Api {
                 self.todoItemId = todoItemId
                 self.pollOption = pollOption
             }
-
-            public var tlBoxed: InputReplyTo { .inputReplyToMessage(self) }
         }
 
         /// `inputReplyToStory#5881323a peer:InputPeer story_id:int = InputReplyTo;`
         ///
         /// <https://core.telegram.org/constructor/inputReplyToStory>
-        public final class Cons_inputReplyToStory: Sendable, TLConstructorPayload {
+        public final class Cons_inputReplyToStory: Sendable {
             public let peer: Api.InputPeer
             public let storyId: Int32
 
@@ -724,34 +708,28 @@ extension Api {
                 self.peer = peer
                 self.storyId = storyId
             }
-
-            public var tlBoxed: InputReplyTo { .inputReplyToStory(self) }
         }
 
         /// `inputReplyToMonoForum#69d66c45 monoforum_peer_id:InputPeer = InputReplyTo;`
         ///
         /// <https://core.telegram.org/constructor/inputReplyToMonoForum>
-        public final class Cons_inputReplyToMonoForum: Sendable, TLConstructorPayload {
+        public final class Cons_inputReplyToMonoForum: Sendable {
             public let monoforumPeerId: Api.InputPeer
 
             public init(monoforumPeerId: Api.InputPeer) {
                 self.monoforumPeerId = monoforumPeerId
             }
-
-            public var tlBoxed: InputReplyTo { .inputReplyToMonoForum(self) }
         }
 
         /// `inputReplyToEphemeralMessage#4119b95e id:int = InputReplyTo;`
         ///
         /// <https://core.telegram.org/constructor/inputReplyToEphemeralMessage>
-        public struct Cons_inputReplyToEphemeralMessage: Sendable, TLConstructorPayload {
+        public struct Cons_inputReplyToEphemeralMessage: Sendable {
             public let id: Int32
 
             public init(id: Int32) {
                 self.id = id
             }
-
-            public var tlBoxed: InputReplyTo { .inputReplyToEphemeralMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -925,7 +903,7 @@ extension Api {
         /// `savedDialog#bd87cb6c flags:# pinned:flags.2?true peer:Peer top_message:int = SavedDialog;`
         ///
         /// <https://core.telegram.org/constructor/savedDialog>
-        public final class Cons_savedDialog: Sendable, TLConstructorPayload {
+        public final class Cons_savedDialog: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -945,14 +923,12 @@ extension Api {
                 self.peer = peer
                 self.topMessage = topMessage
             }
-
-            public var tlBoxed: SavedDialog { .savedDialog(self) }
         }
 
         /// `monoForumDialog#64407ea7 flags:# unread_mark:flags.3?true nopaid_messages_exception:flags.4?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_reactions_count:int draft:flags.1?DraftMessage = SavedDialog;`
         ///
         /// <https://core.telegram.org/constructor/monoForumDialog>
-        public final class Cons_monoForumDialog: Sendable, TLConstructorPayload {
+        public final class Cons_monoForumDialog: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -990,8 +966,6 @@ extension Api {
                 self.unreadReactionsCount = unreadReactionsCount
                 self.draft = draft
             }
-
-            public var tlBoxed: SavedDialog { .monoForumDialog(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1099,7 +1073,7 @@ extension Api.smsjobs {
         /// `smsjobs.eligibleToJoin#dc8b44cf terms_url:string monthly_sent_sms:int = smsjobs.EligibilityToJoin;`
         ///
         /// <https://core.telegram.org/constructor/smsjobs.eligibleToJoin>
-        public final class Cons_eligibleToJoin: Sendable, TLConstructorPayload {
+        public final class Cons_eligibleToJoin: Sendable {
             public let termsUrl: String
             public let monthlySentSms: Int32
 
@@ -1107,8 +1081,6 @@ extension Api.smsjobs {
                 self.termsUrl = termsUrl
                 self.monthlySentSms = monthlySentSms
             }
-
-            public var tlBoxed: EligibilityToJoin { .eligibleToJoin(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -23,7 +23,7 @@ extension Api {
         /// `chatParticipantsForbidden#8763d3e1 flags:# chat_id:long self_participant:flags.0?ChatParticipant = ChatParticipants;`
         ///
         /// <https://core.telegram.org/constructor/chatParticipantsForbidden>
-        public final class Cons_chatParticipantsForbidden: Sendable, TLConstructorPayload {
+        public final class Cons_chatParticipantsForbidden: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let chatId: Int64
@@ -42,14 +42,12 @@ extension Api {
                 self.chatId = chatId
                 self.selfParticipant = selfParticipant
             }
-
-            public var tlBoxed: ChatParticipants { .chatParticipantsForbidden(self) }
         }
 
         /// `chatParticipants#3cbc93f8 chat_id:long participants:Vector<ChatParticipant> version:int = ChatParticipants;`
         ///
         /// <https://core.telegram.org/constructor/chatParticipants>
-        public final class Cons_chatParticipants: Sendable, TLConstructorPayload {
+        public final class Cons_chatParticipants: Sendable {
             public let chatId: Int64
             public let participants: [Api.ChatParticipant]
             public let version: Int32
@@ -59,8 +57,6 @@ extension Api {
                 self.participants = participants
                 self.version = version
             }
-
-            public var tlBoxed: ChatParticipants { .chatParticipants(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -170,20 +166,18 @@ extension Api {
         /// `encryptedChatEmpty#ab7ec0a0 id:int = EncryptedChat;`
         ///
         /// <https://core.telegram.org/constructor/encryptedChatEmpty>
-        public struct Cons_encryptedChatEmpty: Sendable, TLConstructorPayload {
+        public struct Cons_encryptedChatEmpty: Sendable {
             public let id: Int32
 
             public init(id: Int32) {
                 self.id = id
             }
-
-            public var tlBoxed: EncryptedChat { .encryptedChatEmpty(self) }
         }
 
         /// `encryptedChatWaiting#66b25953 id:int access_hash:long date:int admin_id:long participant_id:long = EncryptedChat;`
         ///
         /// <https://core.telegram.org/constructor/encryptedChatWaiting>
-        public final class Cons_encryptedChatWaiting: Sendable, TLConstructorPayload {
+        public final class Cons_encryptedChatWaiting: Sendable {
             public let id: Int32
             public let accessHash: Int64
             public let date: Int32
@@ -197,14 +191,12 @@ extension Api {
                 self.adminId = adminId
                 self.participantId = participantId
             }
-
-            public var tlBoxed: EncryptedChat { .encryptedChatWaiting(self) }
         }
 
         /// `encryptedChatRequested#48f1d94c flags:# folder_id:flags.0?int id:int access_hash:long date:int admin_id:long participant_id:long g_a:bytes = EncryptedChat;`
         ///
         /// <https://core.telegram.org/constructor/encryptedChatRequested>
-        public final class Cons_encryptedChatRequested: Sendable, TLConstructorPayload {
+        public final class Cons_encryptedChatRequested: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let folderId: Int32?
@@ -238,14 +230,12 @@ extension Api {
                 self.participantId = participantId
                 self.gA = gA
             }
-
-            public var tlBoxed: EncryptedChat { .encryptedChatRequested(self) }
         }
 
         /// `encryptedChat#61f0d4c7 id:int access_hash:long date:int admin_id:long participant_id:long g_a_or_b:bytes key_fingerprint:long = EncryptedChat;`
         ///
         /// <https://core.telegram.org/constructor/encryptedChat>
-        public final class Cons_encryptedChat: Sendable, TLConstructorPayload {
+        public final class Cons_encryptedChat: Sendable {
             public let id: Int32
             public let accessHash: Int64
             public let date: Int32
@@ -263,14 +253,12 @@ extension Api {
                 self.gAOrB = gAOrB
                 self.keyFingerprint = keyFingerprint
             }
-
-            public var tlBoxed: EncryptedChat { .encryptedChat(self) }
         }
 
         /// `encryptedChatDiscarded#1e1c7c45 flags:# history_deleted:flags.0?true id:int = EncryptedChat;`
         ///
         /// <https://core.telegram.org/constructor/encryptedChatDiscarded>
-        public struct Cons_encryptedChatDiscarded: Sendable, TLConstructorPayload {
+        public struct Cons_encryptedChatDiscarded: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -287,8 +275,6 @@ extension Api {
                 self.flags = _flags
                 self.id = id
             }
-
-            public var tlBoxed: EncryptedChat { .encryptedChatDiscarded(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -473,7 +459,7 @@ extension Api {
         /// `exportedMessageLink#5dab1af4 link:string html:string = ExportedMessageLink;`
         ///
         /// <https://core.telegram.org/constructor/exportedMessageLink>
-        public final class Cons_exportedMessageLink: Sendable, TLConstructorPayload {
+        public final class Cons_exportedMessageLink: Sendable {
             public let link: String
             public let html: String
 
@@ -481,8 +467,6 @@ extension Api {
                 self.link = link
                 self.html = html
             }
-
-            public var tlBoxed: ExportedMessageLink { .exportedMessageLink(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -540,7 +524,7 @@ extension Api {
         /// `paymentCharge#ea02c27e id:string provider_charge_id:string = PaymentCharge;`
         ///
         /// <https://core.telegram.org/constructor/paymentCharge>
-        public final class Cons_paymentCharge: Sendable, TLConstructorPayload {
+        public final class Cons_paymentCharge: Sendable {
             public let id: String
             public let providerChargeId: String
 
@@ -548,8 +532,6 @@ extension Api {
                 self.id = id
                 self.providerChargeId = providerChargeId
             }
-
-            public var tlBoxed: PaymentCharge { .paymentCharge(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -607,7 +589,7 @@ extension Api {
         /// `inputSingleMedia#1cc6e91f flags:# media:InputMedia random_id:long message:string entities:flags.0?Vector<MessageEntity> = InputSingleMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputSingleMedia>
-        public final class Cons_inputSingleMedia: Sendable, TLConstructorPayload {
+        public final class Cons_inputSingleMedia: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let media: Api.InputMedia
@@ -632,8 +614,6 @@ extension Api {
                 self.message = message
                 self.entities = entities
             }
-
-            public var tlBoxed: InputSingleMedia { .inputSingleMedia(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -708,7 +688,7 @@ extension Api {
         /// `secureValueHash#ed1ecdb0 type:SecureValueType hash:bytes = SecureValueHash;`
         ///
         /// <https://core.telegram.org/constructor/secureValueHash>
-        public final class Cons_secureValueHash: Sendable, TLConstructorPayload {
+        public final class Cons_secureValueHash: Sendable {
             public let type: Api.SecureValueType
             public let hash: [UInt8]
 
@@ -716,8 +696,6 @@ extension Api {
                 self.type = type
                 self.hash = hash
             }
-
-            public var tlBoxed: SecureValueHash { .secureValueHash(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -775,7 +753,7 @@ extension Api {
         /// `folder#ff544e65 flags:# autofill_new_broadcasts:flags.0?true autofill_public_groups:flags.1?true autofill_new_correspondents:flags.2?true id:int title:string photo:flags.3?ChatPhoto = Folder;`
         ///
         /// <https://core.telegram.org/constructor/folder>
-        public final class Cons_folder: Sendable, TLConstructorPayload {
+        public final class Cons_folder: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -803,8 +781,6 @@ extension Api {
                 self.title = title
                 self.photo = photo
             }
-
-            public var tlBoxed: Folder { .folder(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -874,7 +850,7 @@ extension Api {
         /// `webViewMessageSent#0c94511c flags:# msg_id:flags.0?InputBotInlineMessageID = WebViewMessageSent;`
         ///
         /// <https://core.telegram.org/constructor/webViewMessageSent>
-        public final class Cons_webViewMessageSent: Sendable, TLConstructorPayload {
+        public final class Cons_webViewMessageSent: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let msgId: Api.InputBotInlineMessageID?
@@ -890,8 +866,6 @@ extension Api {
                 self.flags = _flags
                 self.msgId = msgId
             }
-
-            public var tlBoxed: WebViewMessageSent { .webViewMessageSent(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -960,7 +934,7 @@ extension Api {
         /// `botApp#95fcd1d6 flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document hash:long = BotApp;`
         ///
         /// <https://core.telegram.org/constructor/botApp>
-        public final class Cons_botApp: Sendable, TLConstructorPayload {
+        public final class Cons_botApp: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -997,8 +971,6 @@ extension Api {
                 self.document = document
                 self.hash = hash
             }
-
-            public var tlBoxed: BotApp { .botApp(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1090,7 +1062,7 @@ extension Api.stories {
         /// `stories.stories#63c3dd0a flags:# count:int stories:Vector<StoryItem> pinned_to_top:flags.0?Vector<int> chats:Vector<Chat> users:Vector<User> = stories.Stories;`
         ///
         /// <https://core.telegram.org/constructor/stories.stories>
-        public final class Cons_stories: Sendable, TLConstructorPayload {
+        public final class Cons_stories: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -1118,8 +1090,6 @@ extension Api.stories {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: Stories { .stories(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1197,7 +1167,7 @@ extension Api.stories {
         /// `stories.storyViews#de9eed1d views:Vector<StoryViews> users:Vector<User> = stories.StoryViews;`
         ///
         /// <https://core.telegram.org/constructor/stories.storyViews>
-        public final class Cons_storyViews: Sendable, TLConstructorPayload {
+        public final class Cons_storyViews: Sendable {
             public let views: [Api.StoryViews]
             public let users: [Api.User]
 
@@ -1205,8 +1175,6 @@ extension Api.stories {
                 self.views = views
                 self.users = users
             }
-
-            public var tlBoxed: StoryViews { .storyViews(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1264,7 +1232,7 @@ extension Api {
         /// `missingInvitee#628c9224 flags:# premium_would_allow_invite:flags.0?true premium_required_for_pm:flags.1?true user_id:long = MissingInvitee;`
         ///
         /// <https://core.telegram.org/constructor/missingInvitee>
-        public final class Cons_missingInvitee: Sendable, TLConstructorPayload {
+        public final class Cons_missingInvitee: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -1283,8 +1251,6 @@ extension Api {
                 self.flags = _flags
                 self.userId = userId
             }
-
-            public var tlBoxed: MissingInvitee { .missingInvitee(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1345,7 +1311,7 @@ extension Api {
         /// `keyboardButtonStyle#4fdd3430 flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true icon:flags.3?long = KeyboardButtonStyle;`
         ///
         /// <https://core.telegram.org/constructor/keyboardButtonStyle>
-        public final class Cons_keyboardButtonStyle: Sendable, TLConstructorPayload {
+        public final class Cons_keyboardButtonStyle: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let icon: Int64?
@@ -1367,8 +1333,6 @@ extension Api {
                 self.flags = _flags
                 self.icon = icon
             }
-
-            public var tlBoxed: KeyboardButtonStyle { .keyboardButtonStyle(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1449,14 +1413,12 @@ extension Api {
         /// `joinChatBotResultWebView#d6e3b813 url:string = JoinChatBotResult;`
         ///
         /// <https://core.telegram.org/constructor/joinChatBotResultWebView>
-        public final class Cons_joinChatBotResultWebView: Sendable, TLConstructorPayload {
+        public final class Cons_joinChatBotResultWebView: Sendable {
             public let url: String
 
             public init(url: String) {
                 self.url = url
             }
-
-            public var tlBoxed: JoinChatBotResult { .joinChatBotResultWebView(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -63,7 +63,7 @@ extension Api {
         /// `inputFileLocation#dfdaabe1 volume_id:long local_id:int secret:long file_reference:bytes = InputFileLocation;`
         ///
         /// <https://core.telegram.org/constructor/inputFileLocation>
-        public final class Cons_inputFileLocation: Sendable, TLConstructorPayload {
+        public final class Cons_inputFileLocation: Sendable {
             public let volumeId: Int64
             public let localId: Int32
             public let secret: Int64
@@ -75,14 +75,12 @@ extension Api {
                 self.secret = secret
                 self.fileReference = fileReference
             }
-
-            public var tlBoxed: InputFileLocation { .inputFileLocation(self) }
         }
 
         /// `inputEncryptedFileLocation#f5235d55 id:long access_hash:long = InputFileLocation;`
         ///
         /// <https://core.telegram.org/constructor/inputEncryptedFileLocation>
-        public final class Cons_inputEncryptedFileLocation: Sendable, TLConstructorPayload {
+        public final class Cons_inputEncryptedFileLocation: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -90,14 +88,12 @@ extension Api {
                 self.id = id
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputFileLocation { .inputEncryptedFileLocation(self) }
         }
 
         /// `inputDocumentFileLocation#bad07584 id:long access_hash:long file_reference:bytes thumb_size:string = InputFileLocation;`
         ///
         /// <https://core.telegram.org/constructor/inputDocumentFileLocation>
-        public final class Cons_inputDocumentFileLocation: Sendable, TLConstructorPayload {
+        public final class Cons_inputDocumentFileLocation: Sendable {
             public let id: Int64
             public let accessHash: Int64
             public let fileReference: [UInt8]
@@ -109,14 +105,12 @@ extension Api {
                 self.fileReference = fileReference
                 self.thumbSize = thumbSize
             }
-
-            public var tlBoxed: InputFileLocation { .inputDocumentFileLocation(self) }
         }
 
         /// `inputSecureFileLocation#cbc7ee28 id:long access_hash:long = InputFileLocation;`
         ///
         /// <https://core.telegram.org/constructor/inputSecureFileLocation>
-        public final class Cons_inputSecureFileLocation: Sendable, TLConstructorPayload {
+        public final class Cons_inputSecureFileLocation: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -124,14 +118,12 @@ extension Api {
                 self.id = id
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputFileLocation { .inputSecureFileLocation(self) }
         }
 
         /// `inputPhotoFileLocation#40181ffe id:long access_hash:long file_reference:bytes thumb_size:string = InputFileLocation;`
         ///
         /// <https://core.telegram.org/constructor/inputPhotoFileLocation>
-        public final class Cons_inputPhotoFileLocation: Sendable, TLConstructorPayload {
+        public final class Cons_inputPhotoFileLocation: Sendable {
             public let id: Int64
             public let accessHash: Int64
             public let fileReference: [UInt8]
@@ -143,14 +135,12 @@ extension Api {
                 self.fileReference = fileReference
                 self.thumbSize = thumbSize
             }
-
-            public var tlBoxed: InputFileLocation { .inputPhotoFileLocation(self) }
         }
 
         /// `inputPhotoLegacyFileLocation#d83466f3 id:long access_hash:long file_reference:bytes volume_id:long local_id:int secret:long = InputFileLocation;`
         ///
         /// <https://core.telegram.org/constructor/inputPhotoLegacyFileLocation>
-        public final class Cons_inputPhotoLegacyFileLocation: Sendable, TLConstructorPayload {
+        public final class Cons_inputPhotoLegacyFileLocation: Sendable {
             public let id: Int64
             public let accessHash: Int64
             public let fileReference: [UInt8]
@@ -166,14 +156,12 @@ extension Api {
                 self.localId = localId
                 self.secret = secret
             }
-
-            public var tlBoxed: InputFileLocation { .inputPhotoLegacyFileLocation(self) }
         }
 
         /// `inputPeerPhotoFileLocation#37257e99 flags:# big:flags.0?true peer:InputPeer photo_id:long = InputFileLocation;`
         ///
         /// <https://core.telegram.org/constructor/inputPeerPhotoFileLocation>
-        public final class Cons_inputPeerPhotoFileLocation: Sendable, TLConstructorPayload {
+        public final class Cons_inputPeerPhotoFileLocation: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.InputPeer
@@ -193,14 +181,12 @@ extension Api {
                 self.peer = peer
                 self.photoId = photoId
             }
-
-            public var tlBoxed: InputFileLocation { .inputPeerPhotoFileLocation(self) }
         }
 
         /// `inputStickerSetThumb#9d84f3db stickerset:InputStickerSet thumb_version:int = InputFileLocation;`
         ///
         /// <https://core.telegram.org/constructor/inputStickerSetThumb>
-        public final class Cons_inputStickerSetThumb: Sendable, TLConstructorPayload {
+        public final class Cons_inputStickerSetThumb: Sendable {
             public let stickerset: Api.InputStickerSet
             public let thumbVersion: Int32
 
@@ -208,14 +194,12 @@ extension Api {
                 self.stickerset = stickerset
                 self.thumbVersion = thumbVersion
             }
-
-            public var tlBoxed: InputFileLocation { .inputStickerSetThumb(self) }
         }
 
         /// `inputGroupCallStream#0598a92a flags:# call:InputGroupCall time_ms:long scale:int video_channel:flags.0?int video_quality:flags.0?int = InputFileLocation;`
         ///
         /// <https://core.telegram.org/constructor/inputGroupCallStream>
-        public final class Cons_inputGroupCallStream: Sendable, TLConstructorPayload {
+        public final class Cons_inputGroupCallStream: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let call: Api.InputGroupCall
@@ -243,8 +227,6 @@ extension Api {
                 self.videoChannel = videoChannel
                 self.videoQuality = videoQuality
             }
-
-            public var tlBoxed: InputFileLocation { .inputGroupCallStream(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -540,7 +522,7 @@ extension Api {
         /// `chatFull#2633421b flags:# can_set_username:flags.7?true has_scheduled:flags.8?true translations_disabled:flags.19?true has_welcome_messages:flags.21?true id:long about:string participants:ChatParticipants chat_photo:flags.2?Photo notify_settings:PeerNotifySettings exported_invite:flags.13?ExportedChatInvite bot_info:flags.3?Vector<BotInfo> pinned_msg_id:flags.6?int folder_id:flags.11?int call:flags.12?InputGroupCall ttl_period:flags.14?int groupcall_default_join_as:flags.15?Peer theme_emoticon:flags.16?string requests_pending:flags.17?int recent_requesters:flags.17?Vector<long> available_reactions:flags.18?ChatReactions reactions_limit:flags.20?int = ChatFull;`
         ///
         /// <https://core.telegram.org/constructor/chatFull>
-        public final class Cons_chatFull: Sendable, TLConstructorPayload {
+        public final class Cons_chatFull: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -623,14 +605,12 @@ extension Api {
                 self.availableReactions = availableReactions
                 self.reactionsLimit = reactionsLimit
             }
-
-            public var tlBoxed: ChatFull { .chatFull(self) }
         }
 
         /// `channelFull#a04e8d3a flags:# can_view_participants:flags.3?true can_set_username:flags.6?true can_set_stickers:flags.7?true hidden_prehistory:flags.10?true can_set_location:flags.16?true has_scheduled:flags.19?true can_view_stats:flags.20?true blocked:flags.22?true flags2:# can_delete_channel:flags2.0?true antispam:flags2.1?true participants_hidden:flags2.2?true translations_disabled:flags2.3?true stories_pinned_available:flags2.5?true view_forum_as_messages:flags2.6?true restricted_sponsored:flags2.11?true can_view_revenue:flags2.12?true paid_media_allowed:flags2.14?true can_view_stars_revenue:flags2.15?true paid_reactions_available:flags2.16?true stargifts_available:flags2.19?true paid_messages_available:flags2.20?true has_welcome_messages:flags2.24?true id:long about:string participants_count:flags.0?int admins_count:flags.1?int kicked_count:flags.2?int banned_count:flags.2?int online_count:flags.13?int read_inbox_max_id:int read_outbox_max_id:int unread_count:int chat_photo:Photo notify_settings:PeerNotifySettings exported_invite:flags.23?ExportedChatInvite bot_info:Vector<BotInfo> migrated_from_chat_id:flags.4?long migrated_from_max_id:flags.4?int pinned_msg_id:flags.5?int stickerset:flags.8?StickerSet available_min_id:flags.9?int folder_id:flags.11?int linked_chat_id:flags.14?long location:flags.15?ChannelLocation slowmode_seconds:flags.17?int slowmode_next_send_date:flags.18?int stats_dc:flags.12?int pts:int call:flags.21?InputGroupCall ttl_period:flags.24?int pending_suggestions:flags.25?Vector<string> groupcall_default_join_as:flags.26?Peer theme_emoticon:flags.27?string requests_pending:flags.28?int recent_requesters:flags.28?Vector<long> default_send_as:flags.29?Peer available_reactions:flags.30?ChatReactions reactions_limit:flags2.13?int stories:flags2.4?PeerStories wallpaper:flags2.7?WallPaper boosts_applied:flags2.8?int boosts_unrestrict:flags2.9?int emojiset:flags2.10?StickerSet bot_verification:flags2.17?BotVerification stargifts_count:flags2.18?int send_paid_messages_stars:flags2.21?long main_tab:flags2.22?ProfileTab guard_bot_id:flags2.23?long = ChatFull;`
         ///
         /// <https://core.telegram.org/constructor/channelFull>
-        public final class Cons_channelFull: Sendable, TLConstructorPayload {
+        public final class Cons_channelFull: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             /// The `flags2` word: which optional fields and flags are set.
@@ -863,14 +843,12 @@ extension Api {
                 self.mainTab = mainTab
                 self.guardBotId = guardBotId
             }
-
-            public var tlBoxed: ChatFull { .channelFull(self) }
         }
 
         /// `communityFull#cbb7a507 flags:# id:long about:string chat_photo:Photo linked_peers:Vector<CommunityPeer> admins_count:flags.1?int kicked_count:flags.2?int peer_link_requests_pending:flags.0?int = ChatFull;`
         ///
         /// <https://core.telegram.org/constructor/communityFull>
-        public final class Cons_communityFull: Sendable, TLConstructorPayload {
+        public final class Cons_communityFull: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -906,8 +884,6 @@ extension Api {
                 self.kickedCount = kickedCount
                 self.peerLinkRequestsPending = peerLinkRequestsPending
             }
-
-            public var tlBoxed: ChatFull { .communityFull(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1802,7 +1778,7 @@ extension Api {
         /// `messageActionChatCreate#bd47cbad title:string users:Vector<long> = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionChatCreate>
-        public final class Cons_messageActionChatCreate: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionChatCreate: Sendable {
             public let title: String
             public let users: [Int64]
 
@@ -1810,105 +1786,89 @@ extension Api {
                 self.title = title
                 self.users = users
             }
-
-            public var tlBoxed: MessageAction { .messageActionChatCreate(self) }
         }
 
         /// `messageActionChatEditTitle#b5a1ce5a title:string = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionChatEditTitle>
-        public final class Cons_messageActionChatEditTitle: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionChatEditTitle: Sendable {
             public let title: String
 
             public init(title: String) {
                 self.title = title
             }
-
-            public var tlBoxed: MessageAction { .messageActionChatEditTitle(self) }
         }
 
         /// `messageActionChatEditPhoto#7fcb13a8 photo:Photo = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionChatEditPhoto>
-        public final class Cons_messageActionChatEditPhoto: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionChatEditPhoto: Sendable {
             public let photo: Api.Photo
 
             public init(photo: Api.Photo) {
                 self.photo = photo
             }
-
-            public var tlBoxed: MessageAction { .messageActionChatEditPhoto(self) }
         }
 
         /// `messageActionChatAddUser#15cefd00 users:Vector<long> = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionChatAddUser>
-        public final class Cons_messageActionChatAddUser: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionChatAddUser: Sendable {
             public let users: [Int64]
 
             public init(users: [Int64]) {
                 self.users = users
             }
-
-            public var tlBoxed: MessageAction { .messageActionChatAddUser(self) }
         }
 
         /// `messageActionChatDeleteUser#a43f30cc user_id:long = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionChatDeleteUser>
-        public struct Cons_messageActionChatDeleteUser: Sendable, TLConstructorPayload {
+        public struct Cons_messageActionChatDeleteUser: Sendable {
             public let userId: Int64
 
             public init(userId: Int64) {
                 self.userId = userId
             }
-
-            public var tlBoxed: MessageAction { .messageActionChatDeleteUser(self) }
         }
 
         /// `messageActionChatJoinedByLink#031224c3 inviter_id:long = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionChatJoinedByLink>
-        public struct Cons_messageActionChatJoinedByLink: Sendable, TLConstructorPayload {
+        public struct Cons_messageActionChatJoinedByLink: Sendable {
             public let inviterId: Int64
 
             public init(inviterId: Int64) {
                 self.inviterId = inviterId
             }
-
-            public var tlBoxed: MessageAction { .messageActionChatJoinedByLink(self) }
         }
 
         /// `messageActionChannelCreate#95d2ac92 title:string = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionChannelCreate>
-        public final class Cons_messageActionChannelCreate: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionChannelCreate: Sendable {
             public let title: String
 
             public init(title: String) {
                 self.title = title
             }
-
-            public var tlBoxed: MessageAction { .messageActionChannelCreate(self) }
         }
 
         /// `messageActionChatMigrateTo#e1037f92 channel_id:long = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionChatMigrateTo>
-        public struct Cons_messageActionChatMigrateTo: Sendable, TLConstructorPayload {
+        public struct Cons_messageActionChatMigrateTo: Sendable {
             public let channelId: Int64
 
             public init(channelId: Int64) {
                 self.channelId = channelId
             }
-
-            public var tlBoxed: MessageAction { .messageActionChatMigrateTo(self) }
         }
 
         /// `messageActionChannelMigrateFrom#ea3948e9 title:string chat_id:long = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionChannelMigrateFrom>
-        public final class Cons_messageActionChannelMigrateFrom: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionChannelMigrateFrom: Sendable {
             public let title: String
             public let chatId: Int64
 
@@ -1916,14 +1876,12 @@ extension Api {
                 self.title = title
                 self.chatId = chatId
             }
-
-            public var tlBoxed: MessageAction { .messageActionChannelMigrateFrom(self) }
         }
 
         /// `messageActionGameScore#92a72876 game_id:long score:int = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionGameScore>
-        public final class Cons_messageActionGameScore: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionGameScore: Sendable {
             public let gameId: Int64
             public let score: Int32
 
@@ -1931,14 +1889,12 @@ extension Api {
                 self.gameId = gameId
                 self.score = score
             }
-
-            public var tlBoxed: MessageAction { .messageActionGameScore(self) }
         }
 
         /// `messageActionPaymentSentMe#ffa00ccc flags:# recurring_init:flags.2?true recurring_used:flags.3?true currency:string total_amount:long payload:bytes info:flags.0?PaymentRequestedInfo shipping_option_id:flags.1?string charge:PaymentCharge subscription_until_date:flags.4?int = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionPaymentSentMe>
-        public final class Cons_messageActionPaymentSentMe: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionPaymentSentMe: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let currency: String
@@ -1978,14 +1934,12 @@ extension Api {
                 self.charge = charge
                 self.subscriptionUntilDate = subscriptionUntilDate
             }
-
-            public var tlBoxed: MessageAction { .messageActionPaymentSentMe(self) }
         }
 
         /// `messageActionPaymentSent#c624b16e flags:# recurring_init:flags.2?true recurring_used:flags.3?true currency:string total_amount:long invoice_slug:flags.0?string subscription_until_date:flags.4?int = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionPaymentSent>
-        public final class Cons_messageActionPaymentSent: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionPaymentSent: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let currency: String
@@ -2015,14 +1969,12 @@ extension Api {
                 self.invoiceSlug = invoiceSlug
                 self.subscriptionUntilDate = subscriptionUntilDate
             }
-
-            public var tlBoxed: MessageAction { .messageActionPaymentSent(self) }
         }
 
         /// `messageActionPhoneCall#80e11a7f flags:# video:flags.2?true call_id:long reason:flags.0?PhoneCallDiscardReason duration:flags.1?int = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionPhoneCall>
-        public final class Cons_messageActionPhoneCall: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionPhoneCall: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let callId: Int64
@@ -2047,27 +1999,23 @@ extension Api {
                 self.reason = reason
                 self.duration = duration
             }
-
-            public var tlBoxed: MessageAction { .messageActionPhoneCall(self) }
         }
 
         /// `messageActionCustomAction#fae69f56 message:string = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionCustomAction>
-        public final class Cons_messageActionCustomAction: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionCustomAction: Sendable {
             public let message: String
 
             public init(message: String) {
                 self.message = message
             }
-
-            public var tlBoxed: MessageAction { .messageActionCustomAction(self) }
         }
 
         /// `messageActionBotAllowed#c516d679 flags:# attach_menu:flags.1?true from_request:flags.3?true domain:flags.0?string app:flags.2?BotApp = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionBotAllowed>
-        public final class Cons_messageActionBotAllowed: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionBotAllowed: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let domain: String?
@@ -2091,14 +2039,12 @@ extension Api {
                 self.domain = domain
                 self.app = app
             }
-
-            public var tlBoxed: MessageAction { .messageActionBotAllowed(self) }
         }
 
         /// `messageActionSecureValuesSentMe#1b287353 values:Vector<SecureValue> credentials:SecureCredentialsEncrypted = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionSecureValuesSentMe>
-        public final class Cons_messageActionSecureValuesSentMe: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionSecureValuesSentMe: Sendable {
             public let values: [Api.SecureValue]
             public let credentials: Api.SecureCredentialsEncrypted
 
@@ -2106,27 +2052,23 @@ extension Api {
                 self.values = values
                 self.credentials = credentials
             }
-
-            public var tlBoxed: MessageAction { .messageActionSecureValuesSentMe(self) }
         }
 
         /// `messageActionSecureValuesSent#d95c6154 types:Vector<SecureValueType> = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionSecureValuesSent>
-        public final class Cons_messageActionSecureValuesSent: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionSecureValuesSent: Sendable {
             public let types: [Api.SecureValueType]
 
             public init(types: [Api.SecureValueType]) {
                 self.types = types
             }
-
-            public var tlBoxed: MessageAction { .messageActionSecureValuesSent(self) }
         }
 
         /// `messageActionGeoProximityReached#98e0d697 from_id:Peer to_id:Peer distance:int = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionGeoProximityReached>
-        public final class Cons_messageActionGeoProximityReached: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionGeoProximityReached: Sendable {
             public let fromId: Api.Peer
             public let toId: Api.Peer
             public let distance: Int32
@@ -2136,14 +2078,12 @@ extension Api {
                 self.toId = toId
                 self.distance = distance
             }
-
-            public var tlBoxed: MessageAction { .messageActionGeoProximityReached(self) }
         }
 
         /// `messageActionGroupCall#7a0d7f42 flags:# call:InputGroupCall duration:flags.0?int = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionGroupCall>
-        public final class Cons_messageActionGroupCall: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionGroupCall: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let call: Api.InputGroupCall
@@ -2162,14 +2102,12 @@ extension Api {
                 self.call = call
                 self.duration = duration
             }
-
-            public var tlBoxed: MessageAction { .messageActionGroupCall(self) }
         }
 
         /// `messageActionInviteToGroupCall#502f92f7 call:InputGroupCall users:Vector<long> = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionInviteToGroupCall>
-        public final class Cons_messageActionInviteToGroupCall: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionInviteToGroupCall: Sendable {
             public let call: Api.InputGroupCall
             public let users: [Int64]
 
@@ -2177,14 +2115,12 @@ extension Api {
                 self.call = call
                 self.users = users
             }
-
-            public var tlBoxed: MessageAction { .messageActionInviteToGroupCall(self) }
         }
 
         /// `messageActionSetMessagesTTL#3c134d7b flags:# period:int auto_setting_from:flags.0?long = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionSetMessagesTTL>
-        public final class Cons_messageActionSetMessagesTTL: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionSetMessagesTTL: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let period: Int32
@@ -2203,14 +2139,12 @@ extension Api {
                 self.period = period
                 self.autoSettingFrom = autoSettingFrom
             }
-
-            public var tlBoxed: MessageAction { .messageActionSetMessagesTTL(self) }
         }
 
         /// `messageActionGroupCallScheduled#b3a07661 call:InputGroupCall schedule_date:int = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionGroupCallScheduled>
-        public final class Cons_messageActionGroupCallScheduled: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionGroupCallScheduled: Sendable {
             public let call: Api.InputGroupCall
             public let scheduleDate: Int32
 
@@ -2218,27 +2152,23 @@ extension Api {
                 self.call = call
                 self.scheduleDate = scheduleDate
             }
-
-            public var tlBoxed: MessageAction { .messageActionGroupCallScheduled(self) }
         }
 
         /// `messageActionSetChatTheme#b91bbd3a theme:ChatTheme = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionSetChatTheme>
-        public final class Cons_messageActionSetChatTheme: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionSetChatTheme: Sendable {
             public let theme: Api.ChatTheme
 
             public init(theme: Api.ChatTheme) {
                 self.theme = theme
             }
-
-            public var tlBoxed: MessageAction { .messageActionSetChatTheme(self) }
         }
 
         /// `messageActionWebViewDataSentMe#47dd8079 text:string data:string = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionWebViewDataSentMe>
-        public final class Cons_messageActionWebViewDataSentMe: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionWebViewDataSentMe: Sendable {
             public let text: String
             public let data: String
 
@@ -2246,27 +2176,23 @@ extension Api {
                 self.text = text
                 self.data = data
             }
-
-            public var tlBoxed: MessageAction { .messageActionWebViewDataSentMe(self) }
         }
 
         /// `messageActionWebViewDataSent#b4c38cb5 text:string = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionWebViewDataSent>
-        public final class Cons_messageActionWebViewDataSent: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionWebViewDataSent: Sendable {
             public let text: String
 
             public init(text: String) {
                 self.text = text
             }
-
-            public var tlBoxed: MessageAction { .messageActionWebViewDataSent(self) }
         }
 
         /// `messageActionGiftPremium#48e91302 flags:# currency:string amount:long days:int crypto_currency:flags.0?string crypto_amount:flags.0?long message:flags.1?TextWithEntities = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionGiftPremium>
-        public final class Cons_messageActionGiftPremium: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionGiftPremium: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let currency: String
@@ -2298,14 +2224,12 @@ extension Api {
                 self.cryptoAmount = cryptoAmount
                 self.message = message
             }
-
-            public var tlBoxed: MessageAction { .messageActionGiftPremium(self) }
         }
 
         /// `messageActionTopicCreate#0d999256 flags:# title_missing:flags.1?true title:string icon_color:int icon_emoji_id:flags.0?long = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionTopicCreate>
-        public final class Cons_messageActionTopicCreate: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionTopicCreate: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let title: String
@@ -2329,14 +2253,12 @@ extension Api {
                 self.iconColor = iconColor
                 self.iconEmojiId = iconEmojiId
             }
-
-            public var tlBoxed: MessageAction { .messageActionTopicCreate(self) }
         }
 
         /// `messageActionTopicEdit#c0944820 flags:# title:flags.0?string icon_emoji_id:flags.1?long closed:flags.2?Bool hidden:flags.3?Bool = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionTopicEdit>
-        public final class Cons_messageActionTopicEdit: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionTopicEdit: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let title: String?
@@ -2364,27 +2286,23 @@ extension Api {
                 self.closed = closed
                 self.hidden = hidden
             }
-
-            public var tlBoxed: MessageAction { .messageActionTopicEdit(self) }
         }
 
         /// `messageActionSuggestProfilePhoto#57de635e photo:Photo = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionSuggestProfilePhoto>
-        public final class Cons_messageActionSuggestProfilePhoto: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionSuggestProfilePhoto: Sendable {
             public let photo: Api.Photo
 
             public init(photo: Api.Photo) {
                 self.photo = photo
             }
-
-            public var tlBoxed: MessageAction { .messageActionSuggestProfilePhoto(self) }
         }
 
         /// `messageActionRequestedPeer#31518e9b button_id:int peers:Vector<Peer> = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionRequestedPeer>
-        public final class Cons_messageActionRequestedPeer: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionRequestedPeer: Sendable {
             public let buttonId: Int32
             public let peers: [Api.Peer]
 
@@ -2392,14 +2310,12 @@ extension Api {
                 self.buttonId = buttonId
                 self.peers = peers
             }
-
-            public var tlBoxed: MessageAction { .messageActionRequestedPeer(self) }
         }
 
         /// `messageActionSetChatWallPaper#5060a3f4 flags:# same:flags.0?true for_both:flags.1?true wallpaper:WallPaper = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionSetChatWallPaper>
-        public final class Cons_messageActionSetChatWallPaper: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionSetChatWallPaper: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let wallpaper: Api.WallPaper
@@ -2418,14 +2334,12 @@ extension Api {
                 self.flags = _flags
                 self.wallpaper = wallpaper
             }
-
-            public var tlBoxed: MessageAction { .messageActionSetChatWallPaper(self) }
         }
 
         /// `messageActionGiftCode#31c48347 flags:# via_giveaway:flags.0?true unclaimed:flags.5?true boost_peer:flags.1?Peer days:int slug:string currency:flags.2?string amount:flags.2?long crypto_currency:flags.3?string crypto_amount:flags.3?long message:flags.4?TextWithEntities = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionGiftCode>
-        public final class Cons_messageActionGiftCode: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionGiftCode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let boostPeer: Api.Peer?
@@ -2469,14 +2383,12 @@ extension Api {
                 self.cryptoAmount = cryptoAmount
                 self.message = message
             }
-
-            public var tlBoxed: MessageAction { .messageActionGiftCode(self) }
         }
 
         /// `messageActionGiveawayLaunch#a80f51e4 flags:# stars:flags.0?long = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionGiveawayLaunch>
-        public final class Cons_messageActionGiveawayLaunch: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionGiveawayLaunch: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let stars: Int64?
@@ -2492,14 +2404,12 @@ extension Api {
                 self.flags = _flags
                 self.stars = stars
             }
-
-            public var tlBoxed: MessageAction { .messageActionGiveawayLaunch(self) }
         }
 
         /// `messageActionGiveawayResults#87e2f155 flags:# stars:flags.0?true winners_count:int unclaimed_count:int = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionGiveawayResults>
-        public final class Cons_messageActionGiveawayResults: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionGiveawayResults: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let winnersCount: Int32
@@ -2519,27 +2429,23 @@ extension Api {
                 self.winnersCount = winnersCount
                 self.unclaimedCount = unclaimedCount
             }
-
-            public var tlBoxed: MessageAction { .messageActionGiveawayResults(self) }
         }
 
         /// `messageActionBoostApply#cc02aa6d boosts:int = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionBoostApply>
-        public struct Cons_messageActionBoostApply: Sendable, TLConstructorPayload {
+        public struct Cons_messageActionBoostApply: Sendable {
             public let boosts: Int32
 
             public init(boosts: Int32) {
                 self.boosts = boosts
             }
-
-            public var tlBoxed: MessageAction { .messageActionBoostApply(self) }
         }
 
         /// `messageActionRequestedPeerSentMe#93b31848 button_id:int peers:Vector<RequestedPeer> = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionRequestedPeerSentMe>
-        public final class Cons_messageActionRequestedPeerSentMe: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionRequestedPeerSentMe: Sendable {
             public let buttonId: Int32
             public let peers: [Api.RequestedPeer]
 
@@ -2547,14 +2453,12 @@ extension Api {
                 self.buttonId = buttonId
                 self.peers = peers
             }
-
-            public var tlBoxed: MessageAction { .messageActionRequestedPeerSentMe(self) }
         }
 
         /// `messageActionPaymentRefunded#41b3e202 flags:# peer:Peer currency:string total_amount:long payload:flags.0?bytes charge:PaymentCharge = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionPaymentRefunded>
-        public final class Cons_messageActionPaymentRefunded: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionPaymentRefunded: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -2582,14 +2486,12 @@ extension Api {
                 self.payload = payload
                 self.charge = charge
             }
-
-            public var tlBoxed: MessageAction { .messageActionPaymentRefunded(self) }
         }
 
         /// `messageActionGiftStars#45d5b021 flags:# currency:string amount:long stars:long crypto_currency:flags.0?string crypto_amount:flags.0?long transaction_id:flags.1?string = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionGiftStars>
-        public final class Cons_messageActionGiftStars: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionGiftStars: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let currency: String
@@ -2621,14 +2523,12 @@ extension Api {
                 self.cryptoAmount = cryptoAmount
                 self.transactionId = transactionId
             }
-
-            public var tlBoxed: MessageAction { .messageActionGiftStars(self) }
         }
 
         /// `messageActionPrizeStars#b00c47a2 flags:# unclaimed:flags.0?true stars:long transaction_id:string boost_peer:Peer giveaway_msg_id:int = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionPrizeStars>
-        public final class Cons_messageActionPrizeStars: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionPrizeStars: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let stars: Int64
@@ -2654,14 +2554,12 @@ extension Api {
                 self.boostPeer = boostPeer
                 self.giveawayMsgId = giveawayMsgId
             }
-
-            public var tlBoxed: MessageAction { .messageActionPrizeStars(self) }
         }
 
         /// `messageActionStarGift#ea2c31d3 flags:# name_hidden:flags.0?true saved:flags.2?true converted:flags.3?true upgraded:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true prepaid_upgrade:flags.13?true upgrade_separate:flags.16?true auction_acquired:flags.17?true gift:StarGift message:flags.1?TextWithEntities convert_stars:flags.4?long upgrade_msg_id:flags.5?int upgrade_stars:flags.8?long from_id:flags.11?Peer peer:flags.12?Peer saved_id:flags.12?long prepaid_upgrade_hash:flags.14?string gift_msg_id:flags.15?int to_id:flags.18?Peer gift_num:flags.19?int = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionStarGift>
-        public final class Cons_messageActionStarGift: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionStarGift: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let gift: Api.StarGift
@@ -2737,14 +2635,12 @@ extension Api {
                 self.toId = toId
                 self.giftNum = giftNum
             }
-
-            public var tlBoxed: MessageAction { .messageActionStarGift(self) }
         }
 
         /// `messageActionStarGiftUnique#7e1c1187 flags:# upgrade:flags.0?true transferred:flags.1?true saved:flags.2?true refunded:flags.5?true prepaid_upgrade:flags.11?true assigned:flags.13?true from_offer:flags.14?true craft:flags.16?true name_hidden:flags.17?true gift:StarGift can_export_at:flags.3?int transfer_stars:flags.4?long from_id:flags.6?Peer peer:flags.7?Peer saved_id:flags.7?long resale_amount:flags.8?StarsAmount can_transfer_at:flags.9?int can_resell_at:flags.10?int drop_original_details_stars:flags.12?long can_craft_at:flags.15?int message:flags.18?TextWithEntities = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionStarGiftUnique>
-        public final class Cons_messageActionStarGiftUnique: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionStarGiftUnique: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let gift: Api.StarGift
@@ -2820,14 +2716,12 @@ extension Api {
                 self.canCraftAt = canCraftAt
                 self.message = message
             }
-
-            public var tlBoxed: MessageAction { .messageActionStarGiftUnique(self) }
         }
 
         /// `messageActionPaidMessagesRefunded#ac1f1fcd count:int stars:long = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionPaidMessagesRefunded>
-        public final class Cons_messageActionPaidMessagesRefunded: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionPaidMessagesRefunded: Sendable {
             public let count: Int32
             public let stars: Int64
 
@@ -2835,14 +2729,12 @@ extension Api {
                 self.count = count
                 self.stars = stars
             }
-
-            public var tlBoxed: MessageAction { .messageActionPaidMessagesRefunded(self) }
         }
 
         /// `messageActionPaidMessagesPrice#84b88578 flags:# broadcast_messages_allowed:flags.0?true stars:long = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionPaidMessagesPrice>
-        public final class Cons_messageActionPaidMessagesPrice: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionPaidMessagesPrice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let stars: Int64
@@ -2859,14 +2751,12 @@ extension Api {
                 self.flags = _flags
                 self.stars = stars
             }
-
-            public var tlBoxed: MessageAction { .messageActionPaidMessagesPrice(self) }
         }
 
         /// `messageActionConferenceCall#2ffe2f7a flags:# missed:flags.0?true active:flags.1?true video:flags.4?true call_id:long duration:flags.2?int other_participants:flags.3?Vector<Peer> = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionConferenceCall>
-        public final class Cons_messageActionConferenceCall: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionConferenceCall: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let callId: Int64
@@ -2895,14 +2785,12 @@ extension Api {
                 self.duration = duration
                 self.otherParticipants = otherParticipants
             }
-
-            public var tlBoxed: MessageAction { .messageActionConferenceCall(self) }
         }
 
         /// `messageActionTodoCompletions#cc7c5c89 completed:Vector<int> incompleted:Vector<int> = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionTodoCompletions>
-        public final class Cons_messageActionTodoCompletions: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionTodoCompletions: Sendable {
             public let completed: [Int32]
             public let incompleted: [Int32]
 
@@ -2910,27 +2798,23 @@ extension Api {
                 self.completed = completed
                 self.incompleted = incompleted
             }
-
-            public var tlBoxed: MessageAction { .messageActionTodoCompletions(self) }
         }
 
         /// `messageActionTodoAppendTasks#c7edbc83 list:Vector<TodoItem> = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionTodoAppendTasks>
-        public final class Cons_messageActionTodoAppendTasks: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionTodoAppendTasks: Sendable {
             public let list: [Api.TodoItem]
 
             public init(list: [Api.TodoItem]) {
                 self.list = list
             }
-
-            public var tlBoxed: MessageAction { .messageActionTodoAppendTasks(self) }
         }
 
         /// `messageActionSuggestedPostApproval#ee7a1596 flags:# rejected:flags.0?true balance_too_low:flags.1?true reject_comment:flags.2?string schedule_date:flags.3?int price:flags.4?StarsAmount = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionSuggestedPostApproval>
-        public final class Cons_messageActionSuggestedPostApproval: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionSuggestedPostApproval: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let rejectComment: String?
@@ -2958,27 +2842,23 @@ extension Api {
                 self.scheduleDate = scheduleDate
                 self.price = price
             }
-
-            public var tlBoxed: MessageAction { .messageActionSuggestedPostApproval(self) }
         }
 
         /// `messageActionSuggestedPostSuccess#95ddcf69 price:StarsAmount = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionSuggestedPostSuccess>
-        public final class Cons_messageActionSuggestedPostSuccess: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionSuggestedPostSuccess: Sendable {
             public let price: Api.StarsAmount
 
             public init(price: Api.StarsAmount) {
                 self.price = price
             }
-
-            public var tlBoxed: MessageAction { .messageActionSuggestedPostSuccess(self) }
         }
 
         /// `messageActionSuggestedPostRefund#69f916f8 flags:# payer_initiated:flags.0?true = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionSuggestedPostRefund>
-        public struct Cons_messageActionSuggestedPostRefund: Sendable, TLConstructorPayload {
+        public struct Cons_messageActionSuggestedPostRefund: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var payerInitiated: Bool { tlFlagIsSet(flags, 0x1) }
@@ -2992,14 +2872,12 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: MessageAction { .messageActionSuggestedPostRefund(self) }
         }
 
         /// `messageActionGiftTon#a8a3c699 flags:# currency:string amount:long crypto_currency:string crypto_amount:long transaction_id:flags.0?string = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionGiftTon>
-        public final class Cons_messageActionGiftTon: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionGiftTon: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let currency: String
@@ -3027,27 +2905,23 @@ extension Api {
                 self.cryptoAmount = cryptoAmount
                 self.transactionId = transactionId
             }
-
-            public var tlBoxed: MessageAction { .messageActionGiftTon(self) }
         }
 
         /// `messageActionSuggestBirthday#2c8f2a25 birthday:Birthday = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionSuggestBirthday>
-        public final class Cons_messageActionSuggestBirthday: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionSuggestBirthday: Sendable {
             public let birthday: Api.Birthday
 
             public init(birthday: Api.Birthday) {
                 self.birthday = birthday
             }
-
-            public var tlBoxed: MessageAction { .messageActionSuggestBirthday(self) }
         }
 
         /// `messageActionStarGiftPurchaseOffer#774278d4 flags:# accepted:flags.0?true declined:flags.1?true gift:StarGift price:StarsAmount expires_at:int = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionStarGiftPurchaseOffer>
-        public final class Cons_messageActionStarGiftPurchaseOffer: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionStarGiftPurchaseOffer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let gift: Api.StarGift
@@ -3072,14 +2946,12 @@ extension Api {
                 self.price = price
                 self.expiresAt = expiresAt
             }
-
-            public var tlBoxed: MessageAction { .messageActionStarGiftPurchaseOffer(self) }
         }
 
         /// `messageActionStarGiftPurchaseOfferDeclined#73ada76b flags:# expired:flags.0?true gift:StarGift price:StarsAmount = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionStarGiftPurchaseOfferDeclined>
-        public final class Cons_messageActionStarGiftPurchaseOfferDeclined: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionStarGiftPurchaseOfferDeclined: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let gift: Api.StarGift
@@ -3099,40 +2971,34 @@ extension Api {
                 self.gift = gift
                 self.price = price
             }
-
-            public var tlBoxed: MessageAction { .messageActionStarGiftPurchaseOfferDeclined(self) }
         }
 
         /// `messageActionNewCreatorPending#b07ed085 new_creator_id:long = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionNewCreatorPending>
-        public struct Cons_messageActionNewCreatorPending: Sendable, TLConstructorPayload {
+        public struct Cons_messageActionNewCreatorPending: Sendable {
             public let newCreatorId: Int64
 
             public init(newCreatorId: Int64) {
                 self.newCreatorId = newCreatorId
             }
-
-            public var tlBoxed: MessageAction { .messageActionNewCreatorPending(self) }
         }
 
         /// `messageActionChangeCreator#e188503b new_creator_id:long = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionChangeCreator>
-        public struct Cons_messageActionChangeCreator: Sendable, TLConstructorPayload {
+        public struct Cons_messageActionChangeCreator: Sendable {
             public let newCreatorId: Int64
 
             public init(newCreatorId: Int64) {
                 self.newCreatorId = newCreatorId
             }
-
-            public var tlBoxed: MessageAction { .messageActionChangeCreator(self) }
         }
 
         /// `messageActionNoForwardsToggle#bf7d6572 prev_value:Bool new_value:Bool = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionNoForwardsToggle>
-        public struct Cons_messageActionNoForwardsToggle: Sendable, TLConstructorPayload {
+        public struct Cons_messageActionNoForwardsToggle: Sendable {
             public let prevValue: Bool
             public let newValue: Bool
 
@@ -3140,14 +3006,12 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: MessageAction { .messageActionNoForwardsToggle(self) }
         }
 
         /// `messageActionNoForwardsRequest#3e2793ba flags:# expired:flags.0?true prev_value:Bool new_value:Bool = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionNoForwardsRequest>
-        public struct Cons_messageActionNoForwardsRequest: Sendable, TLConstructorPayload {
+        public struct Cons_messageActionNoForwardsRequest: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let prevValue: Bool
@@ -3167,53 +3031,45 @@ extension Api {
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
-
-            public var tlBoxed: MessageAction { .messageActionNoForwardsRequest(self) }
         }
 
         /// `messageActionPollAppendAnswer#9da1cd6c answer:PollAnswer = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionPollAppendAnswer>
-        public final class Cons_messageActionPollAppendAnswer: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionPollAppendAnswer: Sendable {
             public let answer: Api.PollAnswer
 
             public init(answer: Api.PollAnswer) {
                 self.answer = answer
             }
-
-            public var tlBoxed: MessageAction { .messageActionPollAppendAnswer(self) }
         }
 
         /// `messageActionPollDeleteAnswer#399674dc answer:PollAnswer = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionPollDeleteAnswer>
-        public final class Cons_messageActionPollDeleteAnswer: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionPollDeleteAnswer: Sendable {
             public let answer: Api.PollAnswer
 
             public init(answer: Api.PollAnswer) {
                 self.answer = answer
             }
-
-            public var tlBoxed: MessageAction { .messageActionPollDeleteAnswer(self) }
         }
 
         /// `messageActionManagedBotCreated#16605e3e bot_id:long = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionManagedBotCreated>
-        public struct Cons_messageActionManagedBotCreated: Sendable, TLConstructorPayload {
+        public struct Cons_messageActionManagedBotCreated: Sendable {
             public let botId: Int64
 
             public init(botId: Int64) {
                 self.botId = botId
             }
-
-            public var tlBoxed: MessageAction { .messageActionManagedBotCreated(self) }
         }
 
         /// `messageActionChangeCommunity#5d20bae8 flags:# community_id:flags.0?long = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionChangeCommunity>
-        public final class Cons_messageActionChangeCommunity: Sendable, TLConstructorPayload {
+        public final class Cons_messageActionChangeCommunity: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let communityId: Int64?
@@ -3229,21 +3085,17 @@ extension Api {
                 self.flags = _flags
                 self.communityId = communityId
             }
-
-            public var tlBoxed: MessageAction { .messageActionChangeCommunity(self) }
         }
 
         /// `messageActionChatJoinedViaCommunity#4a8bfe80 community_id:long = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionChatJoinedViaCommunity>
-        public struct Cons_messageActionChatJoinedViaCommunity: Sendable, TLConstructorPayload {
+        public struct Cons_messageActionChatJoinedViaCommunity: Sendable {
             public let communityId: Int64
 
             public init(communityId: Int64) {
                 self.communityId = communityId
             }
-
-            public var tlBoxed: MessageAction { .messageActionChatJoinedViaCommunity(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -4988,7 +4840,7 @@ extension Api.help {
         /// `help.appUpdate#ccbbce30 flags:# can_not_skip:flags.0?true id:int version:string text:string entities:Vector<MessageEntity> document:flags.1?Document url:flags.2?string sticker:flags.3?Document = help.AppUpdate;`
         ///
         /// <https://core.telegram.org/constructor/help.appUpdate>
-        public final class Cons_appUpdate: Sendable, TLConstructorPayload {
+        public final class Cons_appUpdate: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -5026,8 +4878,6 @@ extension Api.help {
                 self.url = url
                 self.sticker = sticker
             }
-
-            public var tlBoxed: AppUpdate { .appUpdate(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -5124,14 +4974,12 @@ extension Api.help {
         /// `help.inviteText#18cb9f78 message:string = help.InviteText;`
         ///
         /// <https://core.telegram.org/constructor/help.inviteText>
-        public final class Cons_inviteText: Sendable, TLConstructorPayload {
+        public final class Cons_inviteText: Sendable {
             public let message: String
 
             public init(message: String) {
                 self.message = message
             }
-
-            public var tlBoxed: InviteText { .inviteText(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -5185,7 +5033,7 @@ extension Api.contacts {
         /// `contacts.found#b3134d9d my_results:Vector<Peer> results:Vector<Peer> chats:Vector<Chat> users:Vector<User> = contacts.Found;`
         ///
         /// <https://core.telegram.org/constructor/contacts.found>
-        public final class Cons_found: Sendable, TLConstructorPayload {
+        public final class Cons_found: Sendable {
             public let myResults: [Api.Peer]
             public let results: [Api.Peer]
             public let chats: [Api.Chat]
@@ -5197,8 +5045,6 @@ extension Api.contacts {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: Found { .found(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -5459,7 +5305,7 @@ extension Api {
         /// `authorization#ad01d61d flags:# current:flags.0?true official_app:flags.1?true password_pending:flags.2?true encrypted_requests_disabled:flags.3?true call_requests_disabled:flags.4?true unconfirmed:flags.5?true hash:long device_model:string platform:string system_version:string api_id:int app_name:string app_version:string date_created:int date_active:int ip:string country:string region:string = Authorization;`
         ///
         /// <https://core.telegram.org/constructor/authorization>
-        public final class Cons_authorization: Sendable, TLConstructorPayload {
+        public final class Cons_authorization: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let hash: Int64
@@ -5519,8 +5365,6 @@ extension Api {
                 self.country = country
                 self.region = region
             }
-
-            public var tlBoxed: Authorization { .authorization(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -5616,7 +5460,7 @@ extension Api.account {
         /// `account.passwordSettings#9a5c33e5 flags:# email:flags.0?string secure_settings:flags.1?SecureSecretSettings = account.PasswordSettings;`
         ///
         /// <https://core.telegram.org/constructor/account.passwordSettings>
-        public final class Cons_passwordSettings: Sendable, TLConstructorPayload {
+        public final class Cons_passwordSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let email: String?
@@ -5636,8 +5480,6 @@ extension Api.account {
                 self.email = email
                 self.secureSettings = secureSettings
             }
-
-            public var tlBoxed: PasswordSettings { .passwordSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -5764,7 +5606,7 @@ extension Api {
         /// `inputStickerSetID#9de7a269 id:long access_hash:long = InputStickerSet;`
         ///
         /// <https://core.telegram.org/constructor/inputStickerSetID>
-        public final class Cons_inputStickerSetID: Sendable, TLConstructorPayload {
+        public final class Cons_inputStickerSetID: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -5772,34 +5614,28 @@ extension Api {
                 self.id = id
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputStickerSet { .inputStickerSetID(self) }
         }
 
         /// `inputStickerSetShortName#861cc8a0 short_name:string = InputStickerSet;`
         ///
         /// <https://core.telegram.org/constructor/inputStickerSetShortName>
-        public final class Cons_inputStickerSetShortName: Sendable, TLConstructorPayload {
+        public final class Cons_inputStickerSetShortName: Sendable {
             public let shortName: String
 
             public init(shortName: String) {
                 self.shortName = shortName
             }
-
-            public var tlBoxed: InputStickerSet { .inputStickerSetShortName(self) }
         }
 
         /// `inputStickerSetDice#e67f520e emoticon:string = InputStickerSet;`
         ///
         /// <https://core.telegram.org/constructor/inputStickerSetDice>
-        public final class Cons_inputStickerSetDice: Sendable, TLConstructorPayload {
+        public final class Cons_inputStickerSetDice: Sendable {
             public let emoticon: String
 
             public init(emoticon: String) {
                 self.emoticon = emoticon
             }
-
-            public var tlBoxed: InputStickerSet { .inputStickerSetDice(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -5955,7 +5791,7 @@ extension Api {
         /// `secureFile#7d09c27e id:long access_hash:long size:long dc_id:int date:int file_hash:bytes secret:bytes = SecureFile;`
         ///
         /// <https://core.telegram.org/constructor/secureFile>
-        public final class Cons_secureFile: Sendable, TLConstructorPayload {
+        public final class Cons_secureFile: Sendable {
             public let id: Int64
             public let accessHash: Int64
             public let size: Int64
@@ -5973,8 +5809,6 @@ extension Api {
                 self.fileHash = fileHash
                 self.secret = secret
             }
-
-            public var tlBoxed: SecureFile { .secureFile(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -6056,14 +5890,12 @@ extension Api {
         /// `pageTableRow#e0c0c5e5 cells:Vector<PageTableCell> = PageTableRow;`
         ///
         /// <https://core.telegram.org/constructor/pageTableRow>
-        public final class Cons_pageTableRow: Sendable, TLConstructorPayload {
+        public final class Cons_pageTableRow: Sendable {
             public let cells: [Api.PageTableCell]
 
             public init(cells: [Api.PageTableCell]) {
                 self.cells = cells
             }
-
-            public var tlBoxed: PageTableRow { .pageTableRow(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -6117,7 +5949,7 @@ extension Api.stats {
         /// `stats.megagroupStats#ef7ff916 period:StatsDateRangeDays members:StatsAbsValueAndPrev messages:StatsAbsValueAndPrev viewers:StatsAbsValueAndPrev posters:StatsAbsValueAndPrev growth_graph:StatsGraph members_graph:StatsGraph new_members_by_source_graph:StatsGraph languages_graph:StatsGraph messages_graph:StatsGraph actions_graph:StatsGraph top_hours_graph:StatsGraph weekdays_graph:StatsGraph top_posters:Vector<StatsGroupTopPoster> top_admins:Vector<StatsGroupTopAdmin> top_inviters:Vector<StatsGroupTopInviter> users:Vector<User> = stats.MegagroupStats;`
         ///
         /// <https://core.telegram.org/constructor/stats.megagroupStats>
-        public final class Cons_megagroupStats: Sendable, TLConstructorPayload {
+        public final class Cons_megagroupStats: Sendable {
             public let period: Api.StatsDateRangeDays
             public let members: Api.StatsAbsValueAndPrev
             public let messages: Api.StatsAbsValueAndPrev
@@ -6155,8 +5987,6 @@ extension Api.stats {
                 self.topInviters = topInviters
                 self.users = users
             }
-
-            public var tlBoxed: MegagroupStats { .megagroupStats(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -6259,7 +6089,7 @@ extension Api.help {
         /// `help.country#c3878e23 flags:# hidden:flags.0?true iso2:string default_name:string name:flags.1?string country_codes:Vector<help.CountryCode> = help.Country;`
         ///
         /// <https://core.telegram.org/constructor/help.country>
-        public final class Cons_country: Sendable, TLConstructorPayload {
+        public final class Cons_country: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let iso2: String
@@ -6286,8 +6116,6 @@ extension Api.help {
                 self.name = name
                 self.countryCodes = countryCodes
             }
-
-            public var tlBoxed: Country { .country(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -6362,7 +6190,7 @@ extension Api {
         /// `myBoost#c448415c flags:# slot:int peer:flags.0?Peer date:int expires:int cooldown_until_date:flags.1?int = MyBoost;`
         ///
         /// <https://core.telegram.org/constructor/myBoost>
-        public final class Cons_myBoost: Sendable, TLConstructorPayload {
+        public final class Cons_myBoost: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let slot: Int32
@@ -6391,8 +6219,6 @@ extension Api {
                 self.expires = expires
                 self.cooldownUntilDate = cooldownUntilDate
             }
-
-            public var tlBoxed: MyBoost { .myBoost(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -6480,7 +6306,7 @@ extension Api.contacts {
         /// `contacts.sponsoredPeers#eb032884 peers:Vector<SponsoredPeer> chats:Vector<Chat> users:Vector<User> = contacts.SponsoredPeers;`
         ///
         /// <https://core.telegram.org/constructor/contacts.sponsoredPeers>
-        public final class Cons_sponsoredPeers: Sendable, TLConstructorPayload {
+        public final class Cons_sponsoredPeers: Sendable {
             public let peers: [Api.SponsoredPeer]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -6490,8 +6316,6 @@ extension Api.contacts {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: SponsoredPeers { .sponsoredPeers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -6564,27 +6388,23 @@ extension Api {
         /// `inputStarGiftAuction#02e16c98 gift_id:long = InputStarGiftAuction;`
         ///
         /// <https://core.telegram.org/constructor/inputStarGiftAuction>
-        public struct Cons_inputStarGiftAuction: Sendable, TLConstructorPayload {
+        public struct Cons_inputStarGiftAuction: Sendable {
             public let giftId: Int64
 
             public init(giftId: Int64) {
                 self.giftId = giftId
             }
-
-            public var tlBoxed: InputStarGiftAuction { .inputStarGiftAuction(self) }
         }
 
         /// `inputStarGiftAuctionSlug#7ab58308 slug:string = InputStarGiftAuction;`
         ///
         /// <https://core.telegram.org/constructor/inputStarGiftAuctionSlug>
-        public final class Cons_inputStarGiftAuctionSlug: Sendable, TLConstructorPayload {
+        public final class Cons_inputStarGiftAuctionSlug: Sendable {
             public let slug: String
 
             public init(slug: String) {
                 self.slug = slug
             }
-
-            public var tlBoxed: InputStarGiftAuction { .inputStarGiftAuctionSlug(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -6674,14 +6494,12 @@ extension Api {
         /// `starGiftAttributeRarity#36437737 permille:int = StarGiftAttributeRarity;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAttributeRarity>
-        public struct Cons_starGiftAttributeRarity: Sendable, TLConstructorPayload {
+        public struct Cons_starGiftAttributeRarity: Sendable {
             public let permille: Int32
 
             public init(permille: Int32) {
                 self.permille = permille
             }
-
-            public var tlBoxed: StarGiftAttributeRarity { .starGiftAttributeRarity(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -6765,7 +6583,7 @@ extension Api {
         /// `communityPeer#76141ebd flags:# can_view_history:flags.2?true visible:flags.0?Bool peer:Peer = CommunityPeer;`
         ///
         /// <https://core.telegram.org/constructor/communityPeer>
-        public final class Cons_communityPeer: Sendable, TLConstructorPayload {
+        public final class Cons_communityPeer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let visible: Bool?
@@ -6786,8 +6604,6 @@ extension Api {
                 self.visible = visible
                 self.peer = peer
             }
-
-            public var tlBoxed: CommunityPeer { .communityPeer(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -18,7 +18,7 @@ extension Api.contacts {
         /// `contacts.importedContacts#77d01c3b imported:Vector<ImportedContact> popular_invites:Vector<PopularContact> retry_contacts:Vector<long> users:Vector<User> = contacts.ImportedContacts;`
         ///
         /// <https://core.telegram.org/constructor/contacts.importedContacts>
-        public final class Cons_importedContacts: Sendable, TLConstructorPayload {
+        public final class Cons_importedContacts: Sendable {
             public let imported: [Api.ImportedContact]
             public let popularInvites: [Api.PopularContact]
             public let retryContacts: [Int64]
@@ -30,8 +30,6 @@ extension Api.contacts {
                 self.retryContacts = retryContacts
                 self.users = users
             }
-
-            public var tlBoxed: ImportedContacts { .importedContacts(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -95,7 +93,7 @@ extension Api.messages {
         /// `messages.affectedHistory#b45c69d1 pts:int pts_count:int offset:int = messages.AffectedHistory;`
         ///
         /// <https://core.telegram.org/constructor/messages.affectedHistory>
-        public final class Cons_affectedHistory: Sendable, TLConstructorPayload {
+        public final class Cons_affectedHistory: Sendable {
             public let pts: Int32
             public let ptsCount: Int32
             public let offset: Int32
@@ -105,8 +103,6 @@ extension Api.messages {
                 self.ptsCount = ptsCount
                 self.offset = offset
             }
-
-            public var tlBoxed: AffectedHistory { .affectedHistory(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -184,7 +180,7 @@ extension Api {
         /// `replyKeyboardHide#a03e5b85 flags:# selective:flags.2?true = ReplyMarkup;`
         ///
         /// <https://core.telegram.org/constructor/replyKeyboardHide>
-        public struct Cons_replyKeyboardHide: Sendable, TLConstructorPayload {
+        public struct Cons_replyKeyboardHide: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var selective: Bool { tlFlagIsSet(flags, 0x4) }
@@ -198,14 +194,12 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: ReplyMarkup { .replyKeyboardHide(self) }
         }
 
         /// `replyKeyboardForceReply#86b40b08 flags:# single_use:flags.1?true selective:flags.2?true placeholder:flags.3?string = ReplyMarkup;`
         ///
         /// <https://core.telegram.org/constructor/replyKeyboardForceReply>
-        public final class Cons_replyKeyboardForceReply: Sendable, TLConstructorPayload {
+        public final class Cons_replyKeyboardForceReply: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let placeholder: String?
@@ -225,14 +219,12 @@ extension Api {
                 self.flags = _flags
                 self.placeholder = placeholder
             }
-
-            public var tlBoxed: ReplyMarkup { .replyKeyboardForceReply(self) }
         }
 
         /// `replyKeyboardMarkup#85dd99d1 flags:# resize:flags.0?true single_use:flags.1?true selective:flags.2?true persistent:flags.4?true force_reply:flags.5?true rows:Vector<KeyboardButtonRow> placeholder:flags.3?string = ReplyMarkup;`
         ///
         /// <https://core.telegram.org/constructor/replyKeyboardMarkup>
-        public final class Cons_replyKeyboardMarkup: Sendable, TLConstructorPayload {
+        public final class Cons_replyKeyboardMarkup: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let rows: [Api.KeyboardButtonRow]
@@ -261,14 +253,12 @@ extension Api {
                 self.rows = rows
                 self.placeholder = placeholder
             }
-
-            public var tlBoxed: ReplyMarkup { .replyKeyboardMarkup(self) }
         }
 
         /// `replyInlineMarkup#b2b15770 flags:# force_reply:flags.5?true rows:Vector<KeyboardInlineButtonRow> = ReplyMarkup;`
         ///
         /// <https://core.telegram.org/constructor/replyInlineMarkup>
-        public final class Cons_replyInlineMarkup: Sendable, TLConstructorPayload {
+        public final class Cons_replyInlineMarkup: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let rows: [Api.KeyboardInlineButtonRow]
@@ -285,8 +275,6 @@ extension Api {
                 self.flags = _flags
                 self.rows = rows
             }
-
-            public var tlBoxed: ReplyMarkup { .replyInlineMarkup(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -419,7 +407,7 @@ extension Api {
         /// `game#bdf9653b flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document = Game;`
         ///
         /// <https://core.telegram.org/constructor/game>
-        public final class Cons_game: Sendable, TLConstructorPayload {
+        public final class Cons_game: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -453,8 +441,6 @@ extension Api {
                 self.photo = photo
                 self.document = document
             }
-
-            public var tlBoxed: Game { .game(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -536,7 +522,7 @@ extension Api.payments {
         /// `payments.savedInfo#fb8fe43c flags:# has_saved_credentials:flags.1?true saved_info:flags.0?PaymentRequestedInfo = payments.SavedInfo;`
         ///
         /// <https://core.telegram.org/constructor/payments.savedInfo>
-        public final class Cons_savedInfo: Sendable, TLConstructorPayload {
+        public final class Cons_savedInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let savedInfo: Api.PaymentRequestedInfo?
@@ -554,8 +540,6 @@ extension Api.payments {
                 self.flags = _flags
                 self.savedInfo = savedInfo
             }
-
-            public var tlBoxed: SavedInfo { .savedInfo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -624,7 +608,7 @@ extension Api {
         /// `phoneConnection#9cc123c7 flags:# tcp:flags.0?true id:long ip:string ipv6:string port:int peer_tag:bytes = PhoneConnection;`
         ///
         /// <https://core.telegram.org/constructor/phoneConnection>
-        public final class Cons_phoneConnection: Sendable, TLConstructorPayload {
+        public final class Cons_phoneConnection: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -653,14 +637,12 @@ extension Api {
                 self.port = port
                 self.peerTag = peerTag
             }
-
-            public var tlBoxed: PhoneConnection { .phoneConnection(self) }
         }
 
         /// `phoneConnectionWebrtc#635fe375 flags:# turn:flags.0?true stun:flags.1?true id:long ip:string ipv6:string port:int username:string password:string = PhoneConnection;`
         ///
         /// <https://core.telegram.org/constructor/phoneConnectionWebrtc>
-        public final class Cons_phoneConnectionWebrtc: Sendable, TLConstructorPayload {
+        public final class Cons_phoneConnectionWebrtc: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -694,8 +676,6 @@ extension Api {
                 self.username = username
                 self.password = password
             }
-
-            public var tlBoxed: PhoneConnection { .phoneConnectionWebrtc(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -814,40 +794,34 @@ extension Api {
         /// `inputDialogPeer#fcaafeb7 peer:InputPeer = InputDialogPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputDialogPeer>
-        public final class Cons_inputDialogPeer: Sendable, TLConstructorPayload {
+        public final class Cons_inputDialogPeer: Sendable {
             public let peer: Api.InputPeer
 
             public init(peer: Api.InputPeer) {
                 self.peer = peer
             }
-
-            public var tlBoxed: InputDialogPeer { .inputDialogPeer(self) }
         }
 
         /// `inputDialogPeerFolder#64600527 folder_id:int = InputDialogPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputDialogPeerFolder>
-        public struct Cons_inputDialogPeerFolder: Sendable, TLConstructorPayload {
+        public struct Cons_inputDialogPeerFolder: Sendable {
             public let folderId: Int32
 
             public init(folderId: Int32) {
                 self.folderId = folderId
             }
-
-            public var tlBoxed: InputDialogPeer { .inputDialogPeerFolder(self) }
         }
 
         /// `inputDialogPeerCommunity#69ef72c4 community:InputChannel = InputDialogPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputDialogPeerCommunity>
-        public final class Cons_inputDialogPeerCommunity: Sendable, TLConstructorPayload {
+        public final class Cons_inputDialogPeerCommunity: Sendable {
             public let community: Api.InputChannel
 
             public init(community: Api.InputChannel) {
                 self.community = community
             }
-
-            public var tlBoxed: InputDialogPeer { .inputDialogPeerCommunity(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -931,14 +905,12 @@ extension Api.account {
         /// `account.takeout#4dba4501 id:long = account.Takeout;`
         ///
         /// <https://core.telegram.org/constructor/account.takeout>
-        public struct Cons_takeout: Sendable, TLConstructorPayload {
+        public struct Cons_takeout: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
                 self.id = id
             }
-
-            public var tlBoxed: Takeout { .takeout(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -994,7 +966,7 @@ extension Api {
         /// `sponsoredMessage#7dbf8673 flags:# recommended:flags.5?true can_report:flags.12?true random_id:bytes url:string title:string message:string entities:flags.1?Vector<MessageEntity> photo:flags.6?Photo media:flags.14?MessageMedia color:flags.13?PeerColor button_text:string sponsor_info:flags.7?string additional_info:flags.8?string min_display_duration:flags.15?int max_display_duration:flags.15?int = SponsoredMessage;`
         ///
         /// <https://core.telegram.org/constructor/sponsoredMessage>
-        public final class Cons_sponsoredMessage: Sendable, TLConstructorPayload {
+        public final class Cons_sponsoredMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let randomId: [UInt8]
@@ -1056,8 +1028,6 @@ extension Api {
                 self.minDisplayDuration = minDisplayDuration
                 self.maxDisplayDuration = maxDisplayDuration
             }
-
-            public var tlBoxed: SponsoredMessage { .sponsoredMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1190,7 +1160,7 @@ extension Api.messages {
         /// `messages.searchResultsCalendar#147ee23c flags:# inexact:flags.0?true count:int min_date:int min_msg_id:int offset_id_offset:flags.1?int periods:Vector<SearchResultsCalendarPeriod> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SearchResultsCalendar;`
         ///
         /// <https://core.telegram.org/constructor/messages.searchResultsCalendar>
-        public final class Cons_searchResultsCalendar: Sendable, TLConstructorPayload {
+        public final class Cons_searchResultsCalendar: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -1229,8 +1199,6 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: SearchResultsCalendar { .searchResultsCalendar(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1317,7 +1285,7 @@ extension Api.auth {
         /// `auth.loggedOut#c3a2835f flags:# future_auth_token:flags.0?bytes = auth.LoggedOut;`
         ///
         /// <https://core.telegram.org/constructor/auth.loggedOut>
-        public final class Cons_loggedOut: Sendable, TLConstructorPayload {
+        public final class Cons_loggedOut: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let futureAuthToken: [UInt8]?
@@ -1333,8 +1301,6 @@ extension Api.auth {
                 self.flags = _flags
                 self.futureAuthToken = futureAuthToken
             }
-
-            public var tlBoxed: LoggedOut { .loggedOut(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1400,7 +1366,7 @@ extension Api {
         /// `groupCallStreamChannel#80eb48af channel:int scale:int last_timestamp_ms:long = GroupCallStreamChannel;`
         ///
         /// <https://core.telegram.org/constructor/groupCallStreamChannel>
-        public final class Cons_groupCallStreamChannel: Sendable, TLConstructorPayload {
+        public final class Cons_groupCallStreamChannel: Sendable {
             public let channel: Int32
             public let scale: Int32
             public let lastTimestampMs: Int64
@@ -1410,8 +1376,6 @@ extension Api {
                 self.scale = scale
                 self.lastTimestampMs = lastTimestampMs
             }
-
-            public var tlBoxed: GroupCallStreamChannel { .groupCallStreamChannel(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1479,14 +1443,12 @@ extension Api.account {
         /// `account.savedRingtoneConverted#1f307eb7 document:Document = account.SavedRingtone;`
         ///
         /// <https://core.telegram.org/constructor/account.savedRingtoneConverted>
-        public final class Cons_savedRingtoneConverted: Sendable, TLConstructorPayload {
+        public final class Cons_savedRingtoneConverted: Sendable {
             public let document: Api.Document
 
             public init(document: Api.Document) {
                 self.document = document
             }
-
-            public var tlBoxed: SavedRingtone { .savedRingtoneConverted(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1552,7 +1514,7 @@ extension Api.messages {
         /// `messages.reactions#eafdf716 hash:long reactions:Vector<Reaction> = messages.Reactions;`
         ///
         /// <https://core.telegram.org/constructor/messages.reactions>
-        public final class Cons_reactions: Sendable, TLConstructorPayload {
+        public final class Cons_reactions: Sendable {
             public let hash: Int64
             public let reactions: [Api.Reaction]
 
@@ -1560,8 +1522,6 @@ extension Api.messages {
                 self.hash = hash
                 self.reactions = reactions
             }
-
-            public var tlBoxed: Reactions { .reactions(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1628,7 +1588,7 @@ extension Api {
         /// `stickerKeyword#fcfeb29c document_id:long keyword:Vector<string> = StickerKeyword;`
         ///
         /// <https://core.telegram.org/constructor/stickerKeyword>
-        public final class Cons_stickerKeyword: Sendable, TLConstructorPayload {
+        public final class Cons_stickerKeyword: Sendable {
             public let documentId: Int64
             public let keyword: [String]
 
@@ -1636,8 +1596,6 @@ extension Api {
                 self.documentId = documentId
                 self.keyword = keyword
             }
-
-            public var tlBoxed: StickerKeyword { .stickerKeyword(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1697,7 +1655,7 @@ extension Api {
         /// `inputBusinessChatLink#11679fa7 flags:# message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string = InputBusinessChatLink;`
         ///
         /// <https://core.telegram.org/constructor/inputBusinessChatLink>
-        public final class Cons_inputBusinessChatLink: Sendable, TLConstructorPayload {
+        public final class Cons_inputBusinessChatLink: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let message: String
@@ -1720,8 +1678,6 @@ extension Api {
                 self.entities = entities
                 self.title = title
             }
-
-            public var tlBoxed: InputBusinessChatLink { .inputBusinessChatLink(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1803,7 +1759,7 @@ extension Api.payments {
         /// `payments.starGifts#2ed82995 hash:int gifts:Vector<StarGift> chats:Vector<Chat> users:Vector<User> = payments.StarGifts;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGifts>
-        public final class Cons_starGifts: Sendable, TLConstructorPayload {
+        public final class Cons_starGifts: Sendable {
             public let hash: Int32
             public let gifts: [Api.StarGift]
             public let chats: [Api.Chat]
@@ -1815,8 +1771,6 @@ extension Api.payments {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: StarGifts { .starGifts(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1894,7 +1848,7 @@ extension Api.messages {
         /// `messages.foundStickersNotModified#6010c534 flags:# next_offset:flags.0?int = messages.FoundStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.foundStickersNotModified>
-        public final class Cons_foundStickersNotModified: Sendable, TLConstructorPayload {
+        public final class Cons_foundStickersNotModified: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let nextOffset: Int32?
@@ -1910,14 +1864,12 @@ extension Api.messages {
                 self.flags = _flags
                 self.nextOffset = nextOffset
             }
-
-            public var tlBoxed: FoundStickers { .foundStickersNotModified(self) }
         }
 
         /// `messages.foundStickers#82c9e290 flags:# next_offset:flags.0?int hash:long stickers:Vector<Document> = messages.FoundStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.foundStickers>
-        public final class Cons_foundStickers: Sendable, TLConstructorPayload {
+        public final class Cons_foundStickers: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let nextOffset: Int32?
@@ -1939,8 +1891,6 @@ extension Api.messages {
                 self.hash = hash
                 self.stickers = stickers
             }
-
-            public var tlBoxed: FoundStickers { .foundStickers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2038,7 +1988,7 @@ extension Api {
         /// `starsRating#1b0e4f07 flags:# level:int current_level_stars:long stars:long next_level_stars:flags.0?long = StarsRating;`
         ///
         /// <https://core.telegram.org/constructor/starsRating>
-        public final class Cons_starsRating: Sendable, TLConstructorPayload {
+        public final class Cons_starsRating: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let level: Int32
@@ -2063,8 +2013,6 @@ extension Api {
                 self.stars = stars
                 self.nextLevelStars = nextLevelStars
             }
-
-            public var tlBoxed: StarsRating { .starsRating(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2139,7 +2087,7 @@ extension Api {
         /// `passkey#98613ebf flags:# id:string name:string date:int software_emoji_id:flags.0?long last_usage_date:flags.1?int = Passkey;`
         ///
         /// <https://core.telegram.org/constructor/passkey>
-        public final class Cons_passkey: Sendable, TLConstructorPayload {
+        public final class Cons_passkey: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: String
@@ -2168,8 +2116,6 @@ extension Api {
                 self.softwareEmojiId = softwareEmojiId
                 self.lastUsageDate = lastUsageDate
             }
-
-            public var tlBoxed: Passkey { .passkey(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -33,7 +33,7 @@ extension Api {
         /// `inputUser#f21158c6 user_id:long access_hash:long = InputUser;`
         ///
         /// <https://core.telegram.org/constructor/inputUser>
-        public final class Cons_inputUser: Sendable, TLConstructorPayload {
+        public final class Cons_inputUser: Sendable {
             public let userId: Int64
             public let accessHash: Int64
 
@@ -41,14 +41,12 @@ extension Api {
                 self.userId = userId
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputUser { .inputUser(self) }
         }
 
         /// `inputUserFromMessage#1da448e2 peer:InputPeer msg_id:int user_id:long = InputUser;`
         ///
         /// <https://core.telegram.org/constructor/inputUserFromMessage>
-        public final class Cons_inputUserFromMessage: Sendable, TLConstructorPayload {
+        public final class Cons_inputUserFromMessage: Sendable {
             public let peer: Api.InputPeer
             public let msgId: Int32
             public let userId: Int64
@@ -58,8 +56,6 @@ extension Api {
                 self.msgId = msgId
                 self.userId = userId
             }
-
-            public var tlBoxed: InputUser { .inputUserFromMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -161,7 +157,7 @@ extension Api.upload {
         /// `upload.file#096a18d5 type:storage.FileType mtime:int bytes:bytes = upload.File;`
         ///
         /// <https://core.telegram.org/constructor/upload.file>
-        public final class Cons_file: Sendable, TLConstructorPayload {
+        public final class Cons_file: Sendable {
             public let type: Api.storage.FileType
             public let mtime: Int32
             public let bytes: [UInt8]
@@ -171,14 +167,12 @@ extension Api.upload {
                 self.mtime = mtime
                 self.bytes = bytes
             }
-
-            public var tlBoxed: File { .file(self) }
         }
 
         /// `upload.fileCdnRedirect#f18cda44 dc_id:int file_token:bytes encryption_key:bytes encryption_iv:bytes file_hashes:Vector<FileHash> = upload.File;`
         ///
         /// <https://core.telegram.org/constructor/upload.fileCdnRedirect>
-        public final class Cons_fileCdnRedirect: Sendable, TLConstructorPayload {
+        public final class Cons_fileCdnRedirect: Sendable {
             public let dcId: Int32
             public let fileToken: [UInt8]
             public let encryptionKey: [UInt8]
@@ -192,8 +186,6 @@ extension Api.upload {
                 self.encryptionIv = encryptionIv
                 self.fileHashes = fileHashes
             }
-
-            public var tlBoxed: File { .fileCdnRedirect(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -288,7 +280,7 @@ extension Api.messages {
         /// `messages.stickerSet#6e153f16 set:StickerSet packs:Vector<StickerPack> keywords:Vector<StickerKeyword> documents:Vector<Document> = messages.StickerSet;`
         ///
         /// <https://core.telegram.org/constructor/messages.stickerSet>
-        public final class Cons_stickerSet: Sendable, TLConstructorPayload {
+        public final class Cons_stickerSet: Sendable {
             public let set: Api.StickerSet
             public let packs: [Api.StickerPack]
             public let keywords: [Api.StickerKeyword]
@@ -300,8 +292,6 @@ extension Api.messages {
                 self.keywords = keywords
                 self.documents = documents
             }
-
-            public var tlBoxed: StickerSet { .stickerSet(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -372,7 +362,7 @@ extension Api.messages {
         /// `messages.botResults#e021f2f6 flags:# gallery:flags.0?true query_id:long next_offset:flags.1?string switch_pm:flags.2?InlineBotSwitchPM switch_webview:flags.3?InlineBotWebView results:Vector<BotInlineResult> cache_time:int users:Vector<User> = messages.BotResults;`
         ///
         /// <https://core.telegram.org/constructor/messages.botResults>
-        public final class Cons_botResults: Sendable, TLConstructorPayload {
+        public final class Cons_botResults: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let queryId: Int64
@@ -410,8 +400,6 @@ extension Api.messages {
                 self.cacheTime = cacheTime
                 self.users = users
             }
-
-            public var tlBoxed: BotResults { .botResults(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -501,7 +489,7 @@ extension Api {
         /// `channelAdminLogEventsFilter#ea107ae4 flags:# join:flags.0?true leave:flags.1?true invite:flags.2?true ban:flags.3?true unban:flags.4?true kick:flags.5?true unkick:flags.6?true promote:flags.7?true demote:flags.8?true info:flags.9?true settings:flags.10?true pinned:flags.11?true edit:flags.12?true delete:flags.13?true group_call:flags.14?true invites:flags.15?true send:flags.16?true forums:flags.17?true sub_extend:flags.18?true edit_rank:flags.19?true = ChannelAdminLogEventsFilter;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventsFilter>
-        public struct Cons_channelAdminLogEventsFilter: Sendable, TLConstructorPayload {
+        public struct Cons_channelAdminLogEventsFilter: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var join: Bool { tlFlagIsSet(flags, 0x1) }
@@ -553,8 +541,6 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: ChannelAdminLogEventsFilter { .channelAdminLogEventsFilter(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -611,7 +597,7 @@ extension Api {
         /// `secureData#8aeabec3 data:bytes data_hash:bytes secret:bytes = SecureData;`
         ///
         /// <https://core.telegram.org/constructor/secureData>
-        public final class Cons_secureData: Sendable, TLConstructorPayload {
+        public final class Cons_secureData: Sendable {
             public let data: [UInt8]
             public let dataHash: [UInt8]
             public let secret: [UInt8]
@@ -621,8 +607,6 @@ extension Api {
                 self.dataHash = dataHash
                 self.secret = secret
             }
-
-            public var tlBoxed: SecureData { .secureData(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -688,7 +672,7 @@ extension Api.messages {
         /// `messages.quickReplies#c68d6695 quick_replies:Vector<QuickReply> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.QuickReplies;`
         ///
         /// <https://core.telegram.org/constructor/messages.quickReplies>
-        public final class Cons_quickReplies: Sendable, TLConstructorPayload {
+        public final class Cons_quickReplies: Sendable {
             public let quickReplies: [Api.QuickReply]
             public let messages: [Api.Message]
             public let chats: [Api.Chat]
@@ -700,8 +684,6 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: QuickReplies { .quickReplies(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -772,7 +754,7 @@ extension Api.messages {
         /// `messages.preparedInlineMessage#ff57708d query_id:long result:BotInlineResult peer_types:Vector<InlineQueryPeerType> cache_time:int users:Vector<User> = messages.PreparedInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/messages.preparedInlineMessage>
-        public final class Cons_preparedInlineMessage: Sendable, TLConstructorPayload {
+        public final class Cons_preparedInlineMessage: Sendable {
             public let queryId: Int64
             public let result: Api.BotInlineResult
             public let peerTypes: [Api.InlineQueryPeerType]
@@ -786,8 +768,6 @@ extension Api.messages {
                 self.cacheTime = cacheTime
                 self.users = users
             }
-
-            public var tlBoxed: PreparedInlineMessage { .preparedInlineMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -856,14 +836,12 @@ extension Api.stories {
         /// `stories.canSendStoryCount#c387c04e count_remains:int = stories.CanSendStoryCount;`
         ///
         /// <https://core.telegram.org/constructor/stories.canSendStoryCount>
-        public struct Cons_canSendStoryCount: Sendable, TLConstructorPayload {
+        public struct Cons_canSendStoryCount: Sendable {
             public let countRemains: Int32
 
             public init(countRemains: Int32) {
                 self.countRemains = countRemains
             }
-
-            public var tlBoxed: CanSendStoryCount { .canSendStoryCount(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -919,7 +897,7 @@ extension Api {
         /// `pendingSuggestion#e7e82e12 suggestion:string title:TextWithEntities description:TextWithEntities url:string = PendingSuggestion;`
         ///
         /// <https://core.telegram.org/constructor/pendingSuggestion>
-        public final class Cons_pendingSuggestion: Sendable, TLConstructorPayload {
+        public final class Cons_pendingSuggestion: Sendable {
             public let suggestion: String
             public let title: Api.TextWithEntities
             public let description: Api.TextWithEntities
@@ -931,8 +909,6 @@ extension Api {
                 self.description = description
                 self.url = url
             }
-
-            public var tlBoxed: PendingSuggestion { .pendingSuggestion(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1051,20 +1027,18 @@ extension Api {
         /// `inlineButtonTypeUrl#eca4f8d4 url:string = InlineButtonType;`
         ///
         /// <https://core.telegram.org/constructor/inlineButtonTypeUrl>
-        public final class Cons_inlineButtonTypeUrl: Sendable, TLConstructorPayload {
+        public final class Cons_inlineButtonTypeUrl: Sendable {
             public let url: String
 
             public init(url: String) {
                 self.url = url
             }
-
-            public var tlBoxed: InlineButtonType { .inlineButtonTypeUrl(self) }
         }
 
         /// `inlineButtonTypeUrlAuth#bfd02da2 flags:# fwd_text:flags.0?string url:string button_id:int = InlineButtonType;`
         ///
         /// <https://core.telegram.org/constructor/inlineButtonTypeUrlAuth>
-        public final class Cons_inlineButtonTypeUrlAuth: Sendable, TLConstructorPayload {
+        public final class Cons_inlineButtonTypeUrlAuth: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let fwdText: String?
@@ -1086,14 +1060,12 @@ extension Api {
                 self.url = url
                 self.buttonId = buttonId
             }
-
-            public var tlBoxed: InlineButtonType { .inlineButtonTypeUrlAuth(self) }
         }
 
         /// `inputInlineButtonTypeUrlAuth#9961bcb4 flags:# request_write_access:flags.0?true fwd_text:flags.1?string url:string bot:flags.2?InputUser = InlineButtonType;`
         ///
         /// <https://core.telegram.org/constructor/inputInlineButtonTypeUrlAuth>
-        public final class Cons_inputInlineButtonTypeUrlAuth: Sendable, TLConstructorPayload {
+        public final class Cons_inputInlineButtonTypeUrlAuth: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let fwdText: String?
@@ -1118,27 +1090,23 @@ extension Api {
                 self.url = url
                 self.bot = bot
             }
-
-            public var tlBoxed: InlineButtonType { .inputInlineButtonTypeUrlAuth(self) }
         }
 
         /// `inlineButtonTypeWebView#3bcab5b4 url:string = InlineButtonType;`
         ///
         /// <https://core.telegram.org/constructor/inlineButtonTypeWebView>
-        public final class Cons_inlineButtonTypeWebView: Sendable, TLConstructorPayload {
+        public final class Cons_inlineButtonTypeWebView: Sendable {
             public let url: String
 
             public init(url: String) {
                 self.url = url
             }
-
-            public var tlBoxed: InlineButtonType { .inlineButtonTypeWebView(self) }
         }
 
         /// `inlineButtonTypeCallback#2955bc38 flags:# requires_password:flags.0?true data:bytes = InlineButtonType;`
         ///
         /// <https://core.telegram.org/constructor/inlineButtonTypeCallback>
-        public final class Cons_inlineButtonTypeCallback: Sendable, TLConstructorPayload {
+        public final class Cons_inlineButtonTypeCallback: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let data: [UInt8]
@@ -1155,14 +1123,12 @@ extension Api {
                 self.flags = _flags
                 self.data = data
             }
-
-            public var tlBoxed: InlineButtonType { .inlineButtonTypeCallback(self) }
         }
 
         /// `inlineButtonTypeSwitchInline#93773ff5 flags:# same_peer:flags.0?true query:string peer_types:flags.1?Vector<InlineQueryPeerType> = InlineButtonType;`
         ///
         /// <https://core.telegram.org/constructor/inlineButtonTypeSwitchInline>
-        public final class Cons_inlineButtonTypeSwitchInline: Sendable, TLConstructorPayload {
+        public final class Cons_inlineButtonTypeSwitchInline: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let query: String
@@ -1183,47 +1149,39 @@ extension Api {
                 self.query = query
                 self.peerTypes = peerTypes
             }
-
-            public var tlBoxed: InlineButtonType { .inlineButtonTypeSwitchInline(self) }
         }
 
         /// `inlineButtonTypeUserProfile#3fa33fcf user_id:long = InlineButtonType;`
         ///
         /// <https://core.telegram.org/constructor/inlineButtonTypeUserProfile>
-        public struct Cons_inlineButtonTypeUserProfile: Sendable, TLConstructorPayload {
+        public struct Cons_inlineButtonTypeUserProfile: Sendable {
             public let userId: Int64
 
             public init(userId: Int64) {
                 self.userId = userId
             }
-
-            public var tlBoxed: InlineButtonType { .inlineButtonTypeUserProfile(self) }
         }
 
         /// `inputInlineButtonTypeUserProfile#53f3ce5a user_id:InputUser = InlineButtonType;`
         ///
         /// <https://core.telegram.org/constructor/inputInlineButtonTypeUserProfile>
-        public final class Cons_inputInlineButtonTypeUserProfile: Sendable, TLConstructorPayload {
+        public final class Cons_inputInlineButtonTypeUserProfile: Sendable {
             public let userId: Api.InputUser
 
             public init(userId: Api.InputUser) {
                 self.userId = userId
             }
-
-            public var tlBoxed: InlineButtonType { .inputInlineButtonTypeUserProfile(self) }
         }
 
         /// `inlineButtonTypeCopy#b41d3272 copy_text:string = InlineButtonType;`
         ///
         /// <https://core.telegram.org/constructor/inlineButtonTypeCopy>
-        public final class Cons_inlineButtonTypeCopy: Sendable, TLConstructorPayload {
+        public final class Cons_inlineButtonTypeCopy: Sendable {
             public let copyText: String
 
             public init(copyText: String) {
                 self.copyText = copyText
             }
-
-            public var tlBoxed: InlineButtonType { .inlineButtonTypeCopy(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

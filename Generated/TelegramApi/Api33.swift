@@ -28,7 +28,7 @@ extension Api {
         /// `dialog#fc89f7f3 flags:# pinned:flags.2?true unread_mark:flags.3?true view_forum_as_messages:flags.6?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int notify_settings:PeerNotifySettings pts:flags.0?int draft:flags.1?DraftMessage folder_id:flags.4?int ttl_period:flags.5?int = Dialog;`
         ///
         /// <https://core.telegram.org/constructor/dialog>
-        public final class Cons_dialog: Sendable, TLConstructorPayload {
+        public final class Cons_dialog: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -89,14 +89,12 @@ extension Api {
                 self.folderId = folderId
                 self.ttlPeriod = ttlPeriod
             }
-
-            public var tlBoxed: Dialog { .dialog(self) }
         }
 
         /// `dialogFolder#71bd134c flags:# pinned:flags.2?true folder:Folder peer:Peer top_message:int unread_muted_peers_count:int unread_unmuted_peers_count:int unread_muted_messages_count:int unread_unmuted_messages_count:int = Dialog;`
         ///
         /// <https://core.telegram.org/constructor/dialogFolder>
-        public final class Cons_dialogFolder: Sendable, TLConstructorPayload {
+        public final class Cons_dialogFolder: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let folder: Api.Folder
@@ -131,14 +129,12 @@ extension Api {
                 self.unreadMutedMessagesCount = unreadMutedMessagesCount
                 self.unreadUnmutedMessagesCount = unreadUnmutedMessagesCount
             }
-
-            public var tlBoxed: Dialog { .dialogFolder(self) }
         }
 
         /// `dialogCommunity#f78a0973 flags:# pinned:flags.2?true community_id:long notify_settings:PeerNotifySettings = Dialog;`
         ///
         /// <https://core.telegram.org/constructor/dialogCommunity>
-        public final class Cons_dialogCommunity: Sendable, TLConstructorPayload {
+        public final class Cons_dialogCommunity: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let communityId: Int64
@@ -158,8 +154,6 @@ extension Api {
                 self.communityId = communityId
                 self.notifySettings = notifySettings
             }
-
-            public var tlBoxed: Dialog { .dialogCommunity(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -348,7 +342,7 @@ extension Api {
         /// `wallPaper#a437c3ed id:long flags:# creator:flags.0?true default:flags.1?true pattern:flags.3?true dark:flags.4?true access_hash:long slug:string document:Document settings:flags.2?WallPaperSettings = WallPaper;`
         ///
         /// <https://core.telegram.org/constructor/wallPaper>
-        public final class Cons_wallPaper: Sendable, TLConstructorPayload {
+        public final class Cons_wallPaper: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -384,14 +378,12 @@ extension Api {
                 self.document = document
                 self.settings = settings
             }
-
-            public var tlBoxed: WallPaper { .wallPaper(self) }
         }
 
         /// `wallPaperNoFile#e0804116 id:long flags:# default:flags.1?true dark:flags.4?true settings:flags.2?WallPaperSettings = WallPaper;`
         ///
         /// <https://core.telegram.org/constructor/wallPaperNoFile>
-        public final class Cons_wallPaperNoFile: Sendable, TLConstructorPayload {
+        public final class Cons_wallPaperNoFile: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -414,8 +406,6 @@ extension Api {
                 self.id = id
                 self.settings = settings
             }
-
-            public var tlBoxed: WallPaper { .wallPaperNoFile(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -518,7 +508,7 @@ extension Api.help {
         /// `help.termsOfService#780a0310 flags:# popup:flags.0?true id:DataJSON text:string entities:Vector<MessageEntity> min_age_confirm:flags.1?int = help.TermsOfService;`
         ///
         /// <https://core.telegram.org/constructor/help.termsOfService>
-        public final class Cons_termsOfService: Sendable, TLConstructorPayload {
+        public final class Cons_termsOfService: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Api.DataJSON
@@ -545,8 +535,6 @@ extension Api.help {
                 self.entities = entities
                 self.minAgeConfirm = minAgeConfirm
             }
-
-            public var tlBoxed: TermsOfService { .termsOfService(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -626,7 +614,7 @@ extension Api {
         /// `inputGameID#032c3e77 id:long access_hash:long = InputGame;`
         ///
         /// <https://core.telegram.org/constructor/inputGameID>
-        public final class Cons_inputGameID: Sendable, TLConstructorPayload {
+        public final class Cons_inputGameID: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -634,14 +622,12 @@ extension Api {
                 self.id = id
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputGame { .inputGameID(self) }
         }
 
         /// `inputGameShortName#c331e80a bot_id:InputUser short_name:string = InputGame;`
         ///
         /// <https://core.telegram.org/constructor/inputGameShortName>
-        public final class Cons_inputGameShortName: Sendable, TLConstructorPayload {
+        public final class Cons_inputGameShortName: Sendable {
             public let botId: Api.InputUser
             public let shortName: String
 
@@ -649,8 +635,6 @@ extension Api {
                 self.botId = botId
                 self.shortName = shortName
             }
-
-            public var tlBoxed: InputGame { .inputGameShortName(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -733,7 +717,7 @@ extension Api {
         /// `secureRequiredType#829d99da flags:# native_names:flags.0?true selfie_required:flags.1?true translation_required:flags.2?true type:SecureValueType = SecureRequiredType;`
         ///
         /// <https://core.telegram.org/constructor/secureRequiredType>
-        public final class Cons_secureRequiredType: Sendable, TLConstructorPayload {
+        public final class Cons_secureRequiredType: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let type: Api.SecureValueType
@@ -754,21 +738,17 @@ extension Api {
                 self.flags = _flags
                 self.type = type
             }
-
-            public var tlBoxed: SecureRequiredType { .secureRequiredType(self) }
         }
 
         /// `secureRequiredTypeOneOf#027477b4 types:Vector<SecureRequiredType> = SecureRequiredType;`
         ///
         /// <https://core.telegram.org/constructor/secureRequiredTypeOneOf>
-        public final class Cons_secureRequiredTypeOneOf: Sendable, TLConstructorPayload {
+        public final class Cons_secureRequiredTypeOneOf: Sendable {
             public let types: [Api.SecureRequiredType]
 
             public init(types: [Api.SecureRequiredType]) {
                 self.types = types
             }
-
-            public var tlBoxed: SecureRequiredType { .secureRequiredTypeOneOf(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -843,7 +823,7 @@ extension Api.users {
         /// `users.userFull#3b6d152e full_user:UserFull chats:Vector<Chat> users:Vector<User> = users.UserFull;`
         ///
         /// <https://core.telegram.org/constructor/users.userFull>
-        public final class Cons_userFull: Sendable, TLConstructorPayload {
+        public final class Cons_userFull: Sendable {
             public let fullUser: Api.UserFull
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -853,8 +833,6 @@ extension Api.users {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: UserFull { .userFull(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -915,7 +893,7 @@ extension Api {
         /// `attachMenuBotIcon#b2a7386b flags:# name:string icon:Document colors:flags.0?Vector<AttachMenuBotIconColor> = AttachMenuBotIcon;`
         ///
         /// <https://core.telegram.org/constructor/attachMenuBotIcon>
-        public final class Cons_attachMenuBotIcon: Sendable, TLConstructorPayload {
+        public final class Cons_attachMenuBotIcon: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let name: String
@@ -937,8 +915,6 @@ extension Api {
                 self.icon = icon
                 self.colors = colors
             }
-
-            public var tlBoxed: AttachMenuBotIcon { .attachMenuBotIcon(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1015,7 +991,7 @@ extension Api {
         /// `attachMenuBots#3c4301c0 hash:long bots:Vector<AttachMenuBot> users:Vector<User> = AttachMenuBots;`
         ///
         /// <https://core.telegram.org/constructor/attachMenuBots>
-        public final class Cons_attachMenuBots: Sendable, TLConstructorPayload {
+        public final class Cons_attachMenuBots: Sendable {
             public let hash: Int64
             public let bots: [Api.AttachMenuBot]
             public let users: [Api.User]
@@ -1025,8 +1001,6 @@ extension Api {
                 self.bots = bots
                 self.users = users
             }
-
-            public var tlBoxed: AttachMenuBots { .attachMenuBots(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1101,20 +1075,18 @@ extension Api {
         /// `forumTopicDeleted#023f109b id:int = ForumTopic;`
         ///
         /// <https://core.telegram.org/constructor/forumTopicDeleted>
-        public struct Cons_forumTopicDeleted: Sendable, TLConstructorPayload {
+        public struct Cons_forumTopicDeleted: Sendable {
             public let id: Int32
 
             public init(id: Int32) {
                 self.id = id
             }
-
-            public var tlBoxed: ForumTopic { .forumTopicDeleted(self) }
         }
 
         /// `forumTopic#fcdad815 flags:# my:flags.1?true closed:flags.2?true pinned:flags.3?true short:flags.5?true hidden:flags.6?true title_missing:flags.7?true id:int date:int peer:Peer title:string icon_color:int icon_emoji_id:flags.0?long top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int from_id:Peer notify_settings:PeerNotifySettings draft:flags.4?DraftMessage = ForumTopic;`
         ///
         /// <https://core.telegram.org/constructor/forumTopic>
-        public final class Cons_forumTopic: Sendable, TLConstructorPayload {
+        public final class Cons_forumTopic: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -1188,8 +1160,6 @@ extension Api {
                 self.notifySettings = notifySettings
                 self.draft = draft
             }
-
-            public var tlBoxed: ForumTopic { .forumTopic(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1321,14 +1291,12 @@ extension Api {
         /// `inputChatlistDialogFilter#f3e0da33 filter_id:int = InputChatlist;`
         ///
         /// <https://core.telegram.org/constructor/inputChatlistDialogFilter>
-        public struct Cons_inputChatlistDialogFilter: Sendable, TLConstructorPayload {
+        public struct Cons_inputChatlistDialogFilter: Sendable {
             public let filterId: Int32
 
             public init(filterId: Int32) {
                 self.filterId = filterId
             }
-
-            public var tlBoxed: InputChatlist { .inputChatlistDialogFilter(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1384,7 +1352,7 @@ extension Api.stories {
         /// `stories.storyViewsList#59d78fc5 flags:# count:int views_count:int forwards_count:int reactions_count:int views:Vector<StoryView> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryViewsList;`
         ///
         /// <https://core.telegram.org/constructor/stories.storyViewsList>
-        public final class Cons_storyViewsList: Sendable, TLConstructorPayload {
+        public final class Cons_storyViewsList: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -1421,8 +1389,6 @@ extension Api.stories {
                 self.users = users
                 self.nextOffset = nextOffset
             }
-
-            public var tlBoxed: StoryViewsList { .storyViewsList(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1509,7 +1475,7 @@ extension Api {
         /// `inputBusinessRecipients#6f8b32aa flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> = InputBusinessRecipients;`
         ///
         /// <https://core.telegram.org/constructor/inputBusinessRecipients>
-        public final class Cons_inputBusinessRecipients: Sendable, TLConstructorPayload {
+        public final class Cons_inputBusinessRecipients: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let users: [Api.InputUser]?
@@ -1535,8 +1501,6 @@ extension Api {
                 self.flags = _flags
                 self.users = users
             }
-
-            public var tlBoxed: InputBusinessRecipients { .inputBusinessRecipients(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1602,7 +1566,7 @@ extension Api {
         /// `businessChatLink#b4ae666f flags:# link:string message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string views:int = BusinessChatLink;`
         ///
         /// <https://core.telegram.org/constructor/businessChatLink>
-        public final class Cons_businessChatLink: Sendable, TLConstructorPayload {
+        public final class Cons_businessChatLink: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let link: String
@@ -1631,8 +1595,6 @@ extension Api {
                 self.title = title
                 self.views = views
             }
-
-            public var tlBoxed: BusinessChatLink { .businessChatLink(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1715,14 +1677,12 @@ extension Api.payments {
         /// `payments.starsRevenueWithdrawalUrl#1dab80b7 url:string = payments.StarsRevenueWithdrawalUrl;`
         ///
         /// <https://core.telegram.org/constructor/payments.starsRevenueWithdrawalUrl>
-        public final class Cons_starsRevenueWithdrawalUrl: Sendable, TLConstructorPayload {
+        public final class Cons_starsRevenueWithdrawalUrl: Sendable {
             public let url: String
 
             public init(url: String) {
                 self.url = url
             }
-
-            public var tlBoxed: StarsRevenueWithdrawalUrl { .starsRevenueWithdrawalUrl(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1781,20 +1741,18 @@ extension Api.users {
         /// `users.savedMusicNotModified#e3878aa4 count:int = users.SavedMusic;`
         ///
         /// <https://core.telegram.org/constructor/users.savedMusicNotModified>
-        public struct Cons_savedMusicNotModified: Sendable, TLConstructorPayload {
+        public struct Cons_savedMusicNotModified: Sendable {
             public let count: Int32
 
             public init(count: Int32) {
                 self.count = count
             }
-
-            public var tlBoxed: SavedMusic { .savedMusicNotModified(self) }
         }
 
         /// `users.savedMusic#34a2f297 count:int documents:Vector<Document> = users.SavedMusic;`
         ///
         /// <https://core.telegram.org/constructor/users.savedMusic>
-        public final class Cons_savedMusic: Sendable, TLConstructorPayload {
+        public final class Cons_savedMusic: Sendable {
             public let count: Int32
             public let documents: [Api.Document]
 
@@ -1802,8 +1760,6 @@ extension Api.users {
                 self.count = count
                 self.documents = documents
             }
-
-            public var tlBoxed: SavedMusic { .savedMusic(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1879,14 +1835,12 @@ extension Api.bots {
         /// `bots.requestedButton#f13bbcd7 webapp_req_id:string = bots.RequestedButton;`
         ///
         /// <https://core.telegram.org/constructor/bots.requestedButton>
-        public final class Cons_requestedButton: Sendable, TLConstructorPayload {
+        public final class Cons_requestedButton: Sendable {
             public let webappReqId: String
 
             public init(webappReqId: String) {
                 self.webappReqId = webappReqId
             }
-
-            public var tlBoxed: RequestedButton { .requestedButton(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1970,7 +1924,7 @@ extension Api {
         /// `buttonTypeRequestPoll#aacfff84 flags:# quiz:flags.0?Bool = ButtonType;`
         ///
         /// <https://core.telegram.org/constructor/buttonTypeRequestPoll>
-        public struct Cons_buttonTypeRequestPoll: Sendable, TLConstructorPayload {
+        public struct Cons_buttonTypeRequestPoll: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let quiz: Bool?
@@ -1986,14 +1940,12 @@ extension Api {
                 self.flags = _flags
                 self.quiz = quiz
             }
-
-            public var tlBoxed: ButtonType { .buttonTypeRequestPoll(self) }
         }
 
         /// `buttonTypeRequestPeer#4f58a237 flags:# button_id:int peer_type:RequestPeerType max_quantity:int = ButtonType;`
         ///
         /// <https://core.telegram.org/constructor/buttonTypeRequestPeer>
-        public final class Cons_buttonTypeRequestPeer: Sendable, TLConstructorPayload {
+        public final class Cons_buttonTypeRequestPeer: Sendable {
             public let buttonId: Int32
             public let peerType: Api.RequestPeerType
             public let maxQuantity: Int32
@@ -2006,14 +1958,12 @@ extension Api {
 
             /// The `flags` word: no field of this constructor depends on it.
             public var flags: Int32 { 0 }
-
-            public var tlBoxed: ButtonType { .buttonTypeRequestPeer(self) }
         }
 
         /// `inputButtonTypeRequestPeer#3fe268fe flags:# name_requested:flags.0?true username_requested:flags.1?true photo_requested:flags.2?true button_id:int peer_type:RequestPeerType max_quantity:int = ButtonType;`
         ///
         /// <https://core.telegram.org/constructor/inputButtonTypeRequestPeer>
-        public final class Cons_inputButtonTypeRequestPeer: Sendable, TLConstructorPayload {
+        public final class Cons_inputButtonTypeRequestPeer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let buttonId: Int32
@@ -2040,21 +1990,17 @@ extension Api {
                 self.peerType = peerType
                 self.maxQuantity = maxQuantity
             }
-
-            public var tlBoxed: ButtonType { .inputButtonTypeRequestPeer(self) }
         }
 
         /// `buttonTypeSimpleWebView#c01a597a url:string = ButtonType;`
         ///
         /// <https://core.telegram.org/constructor/buttonTypeSimpleWebView>
-        public final class Cons_buttonTypeSimpleWebView: Sendable, TLConstructorPayload {
+        public final class Cons_buttonTypeSimpleWebView: Sendable {
             public let url: String
 
             public init(url: String) {
                 self.url = url
             }
-
-            public var tlBoxed: ButtonType { .buttonTypeSimpleWebView(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

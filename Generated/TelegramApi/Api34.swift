@@ -28,7 +28,7 @@ extension Api.messages {
         /// `messages.dialogs#15ba6c40 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;`
         ///
         /// <https://core.telegram.org/constructor/messages.dialogs>
-        public final class Cons_dialogs: Sendable, TLConstructorPayload {
+        public final class Cons_dialogs: Sendable {
             public let dialogs: [Api.Dialog]
             public let messages: [Api.Message]
             public let chats: [Api.Chat]
@@ -40,14 +40,12 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: Dialogs { .dialogs(self) }
         }
 
         /// `messages.dialogsSlice#71e094f3 count:int dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;`
         ///
         /// <https://core.telegram.org/constructor/messages.dialogsSlice>
-        public final class Cons_dialogsSlice: Sendable, TLConstructorPayload {
+        public final class Cons_dialogsSlice: Sendable {
             public let count: Int32
             public let dialogs: [Api.Dialog]
             public let messages: [Api.Message]
@@ -61,21 +59,17 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: Dialogs { .dialogsSlice(self) }
         }
 
         /// `messages.dialogsNotModified#f0e3e596 count:int = messages.Dialogs;`
         ///
         /// <https://core.telegram.org/constructor/messages.dialogsNotModified>
-        public struct Cons_dialogsNotModified: Sendable, TLConstructorPayload {
+        public struct Cons_dialogsNotModified: Sendable {
             public let count: Int32
 
             public init(count: Int32) {
                 self.count = count
             }
-
-            public var tlBoxed: Dialogs { .dialogsNotModified(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -184,7 +178,7 @@ extension Api.photos {
         /// `photos.photo#20212ca8 photo:Photo users:Vector<User> = photos.Photo;`
         ///
         /// <https://core.telegram.org/constructor/photos.photo>
-        public final class Cons_photo: Sendable, TLConstructorPayload {
+        public final class Cons_photo: Sendable {
             public let photo: Api.Photo
             public let users: [Api.User]
 
@@ -192,8 +186,6 @@ extension Api.photos {
                 self.photo = photo
                 self.users = users
             }
-
-            public var tlBoxed: Photo { .photo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -286,7 +278,7 @@ extension Api {
         /// `botInlineMessageMediaAuto#764cf810 flags:# invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/botInlineMessageMediaAuto>
-        public final class Cons_botInlineMessageMediaAuto: Sendable, TLConstructorPayload {
+        public final class Cons_botInlineMessageMediaAuto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let message: String
@@ -311,14 +303,12 @@ extension Api {
                 self.entities = entities
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: BotInlineMessage { .botInlineMessageMediaAuto(self) }
         }
 
         /// `botInlineMessageText#8c7f65e2 flags:# no_webpage:flags.0?true invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/botInlineMessageText>
-        public final class Cons_botInlineMessageText: Sendable, TLConstructorPayload {
+        public final class Cons_botInlineMessageText: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let message: String
@@ -345,14 +335,12 @@ extension Api {
                 self.entities = entities
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: BotInlineMessage { .botInlineMessageText(self) }
         }
 
         /// `botInlineMessageMediaGeo#051846fd flags:# geo:GeoPoint heading:flags.0?int period:flags.1?int proximity_notification_radius:flags.3?int reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/botInlineMessageMediaGeo>
-        public final class Cons_botInlineMessageMediaGeo: Sendable, TLConstructorPayload {
+        public final class Cons_botInlineMessageMediaGeo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let geo: Api.GeoPoint
@@ -383,14 +371,12 @@ extension Api {
                 self.proximityNotificationRadius = proximityNotificationRadius
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: BotInlineMessage { .botInlineMessageMediaGeo(self) }
         }
 
         /// `botInlineMessageMediaVenue#8a86659c flags:# geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/botInlineMessageMediaVenue>
-        public final class Cons_botInlineMessageMediaVenue: Sendable, TLConstructorPayload {
+        public final class Cons_botInlineMessageMediaVenue: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let geo: Api.GeoPoint
@@ -424,14 +410,12 @@ extension Api {
                 self.venueType = venueType
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: BotInlineMessage { .botInlineMessageMediaVenue(self) }
         }
 
         /// `botInlineMessageMediaContact#18d1cdc2 flags:# phone_number:string first_name:string last_name:string vcard:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/botInlineMessageMediaContact>
-        public final class Cons_botInlineMessageMediaContact: Sendable, TLConstructorPayload {
+        public final class Cons_botInlineMessageMediaContact: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let phoneNumber: String
@@ -459,14 +443,12 @@ extension Api {
                 self.vcard = vcard
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: BotInlineMessage { .botInlineMessageMediaContact(self) }
         }
 
         /// `botInlineMessageMediaInvoice#354a9b09 flags:# shipping_address_requested:flags.1?true test:flags.3?true title:string description:string photo:flags.0?WebDocument currency:string total_amount:long reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/botInlineMessageMediaInvoice>
-        public final class Cons_botInlineMessageMediaInvoice: Sendable, TLConstructorPayload {
+        public final class Cons_botInlineMessageMediaInvoice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let title: String
@@ -502,14 +484,12 @@ extension Api {
                 self.totalAmount = totalAmount
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: BotInlineMessage { .botInlineMessageMediaInvoice(self) }
         }
 
         /// `botInlineMessageMediaWebPage#809ad9a6 flags:# invert_media:flags.3?true force_large_media:flags.4?true force_small_media:flags.5?true manual:flags.7?true safe:flags.8?true message:string entities:flags.1?Vector<MessageEntity> url:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/botInlineMessageMediaWebPage>
-        public final class Cons_botInlineMessageMediaWebPage: Sendable, TLConstructorPayload {
+        public final class Cons_botInlineMessageMediaWebPage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let message: String
@@ -545,14 +525,12 @@ extension Api {
                 self.url = url
                 self.replyMarkup = replyMarkup
             }
-
-            public var tlBoxed: BotInlineMessage { .botInlineMessageMediaWebPage(self) }
         }
 
         /// `botInlineMessageRichMessage#0a617e7b flags:# reply_markup:flags.2?ReplyMarkup rich_message:RichMessage = BotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/botInlineMessageRichMessage>
-        public final class Cons_botInlineMessageRichMessage: Sendable, TLConstructorPayload {
+        public final class Cons_botInlineMessageRichMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let replyMarkup: Api.ReplyMarkup?
@@ -571,8 +549,6 @@ extension Api {
                 self.replyMarkup = replyMarkup
                 self.richMessage = richMessage
             }
-
-            public var tlBoxed: BotInlineMessage { .botInlineMessageRichMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1014,14 +990,12 @@ extension Api.messages {
         /// `messages.stickerSetInstallResultArchive#35e410a8 sets:Vector<StickerSetCovered> = messages.StickerSetInstallResult;`
         ///
         /// <https://core.telegram.org/constructor/messages.stickerSetInstallResultArchive>
-        public final class Cons_stickerSetInstallResultArchive: Sendable, TLConstructorPayload {
+        public final class Cons_stickerSetInstallResultArchive: Sendable {
             public let sets: [Api.StickerSetCovered]
 
             public init(sets: [Api.StickerSetCovered]) {
                 self.sets = sets
             }
-
-            public var tlBoxed: StickerSetInstallResult { .stickerSetInstallResultArchive(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1082,7 +1056,7 @@ extension Api {
         /// `langPackLanguage#eeca5ce3 flags:# official:flags.0?true rtl:flags.2?true beta:flags.3?true name:string native_name:string lang_code:string base_lang_code:flags.1?string plural_code:string strings_count:int translated_count:int translations_url:string = LangPackLanguage;`
         ///
         /// <https://core.telegram.org/constructor/langPackLanguage>
-        public final class Cons_langPackLanguage: Sendable, TLConstructorPayload {
+        public final class Cons_langPackLanguage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let name: String
@@ -1125,8 +1099,6 @@ extension Api {
                 self.translatedCount = translatedCount
                 self.translationsUrl = translationsUrl
             }
-
-            public var tlBoxed: LangPackLanguage { .langPackLanguage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1215,7 +1187,7 @@ extension Api {
         /// `webAuthorization#a6f8f452 hash:long bot_id:long domain:string browser:string platform:string date_created:int date_active:int ip:string region:string = WebAuthorization;`
         ///
         /// <https://core.telegram.org/constructor/webAuthorization>
-        public final class Cons_webAuthorization: Sendable, TLConstructorPayload {
+        public final class Cons_webAuthorization: Sendable {
             public let hash: Int64
             public let botId: Int64
             public let domain: String
@@ -1237,8 +1209,6 @@ extension Api {
                 self.ip = ip
                 self.region = region
             }
-
-            public var tlBoxed: WebAuthorization { .webAuthorization(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1321,7 +1291,7 @@ extension Api {
         /// `statsPercentValue#cbce2fe0 part:double total:double = StatsPercentValue;`
         ///
         /// <https://core.telegram.org/constructor/statsPercentValue>
-        public final class Cons_statsPercentValue: Sendable, TLConstructorPayload {
+        public final class Cons_statsPercentValue: Sendable {
             public let part: Double
             public let total: Double
 
@@ -1329,8 +1299,6 @@ extension Api {
                 self.part = part
                 self.total = total
             }
-
-            public var tlBoxed: StatsPercentValue { .statsPercentValue(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1390,7 +1358,7 @@ extension Api {
         /// `messageViews#455b853d flags:# views:flags.0?int forwards:flags.1?int replies:flags.2?MessageReplies = MessageViews;`
         ///
         /// <https://core.telegram.org/constructor/messageViews>
-        public final class Cons_messageViews: Sendable, TLConstructorPayload {
+        public final class Cons_messageViews: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let views: Int32?
@@ -1414,8 +1382,6 @@ extension Api {
                 self.forwards = forwards
                 self.replies = replies
             }
-
-            public var tlBoxed: MessageViews { .messageViews(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1495,14 +1461,12 @@ extension Api.messages {
         /// `messages.historyImport#1662af0b id:long = messages.HistoryImport;`
         ///
         /// <https://core.telegram.org/constructor/messages.historyImport>
-        public struct Cons_historyImport: Sendable, TLConstructorPayload {
+        public struct Cons_historyImport: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
                 self.id = id
             }
-
-            public var tlBoxed: HistoryImport { .historyImport(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1558,7 +1522,7 @@ extension Api {
         /// `attachMenuBotsBot#93bf667f bot:AttachMenuBot users:Vector<User> = AttachMenuBotsBot;`
         ///
         /// <https://core.telegram.org/constructor/attachMenuBotsBot>
-        public final class Cons_attachMenuBotsBot: Sendable, TLConstructorPayload {
+        public final class Cons_attachMenuBotsBot: Sendable {
             public let bot: Api.AttachMenuBot
             public let users: [Api.User]
 
@@ -1566,8 +1530,6 @@ extension Api {
                 self.bot = bot
                 self.users = users
             }
-
-            public var tlBoxed: AttachMenuBotsBot { .attachMenuBotsBot(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1625,7 +1587,7 @@ extension Api {
         /// `paymentFormMethod#88f8f21b url:string title:string = PaymentFormMethod;`
         ///
         /// <https://core.telegram.org/constructor/paymentFormMethod>
-        public final class Cons_paymentFormMethod: Sendable, TLConstructorPayload {
+        public final class Cons_paymentFormMethod: Sendable {
             public let url: String
             public let title: String
 
@@ -1633,8 +1595,6 @@ extension Api {
                 self.url = url
                 self.title = title
             }
-
-            public var tlBoxed: PaymentFormMethod { .paymentFormMethod(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1707,7 +1667,7 @@ extension Api {
         /// `requestPeerTypeUser#5f3b8a00 flags:# bot:flags.0?Bool premium:flags.1?Bool = RequestPeerType;`
         ///
         /// <https://core.telegram.org/constructor/requestPeerTypeUser>
-        public struct Cons_requestPeerTypeUser: Sendable, TLConstructorPayload {
+        public struct Cons_requestPeerTypeUser: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let bot: Bool?
@@ -1727,14 +1687,12 @@ extension Api {
                 self.bot = bot
                 self.premium = premium
             }
-
-            public var tlBoxed: RequestPeerType { .requestPeerTypeUser(self) }
         }
 
         /// `requestPeerTypeChat#c9f06e1b flags:# creator:flags.0?true bot_participant:flags.5?true has_username:flags.3?Bool forum:flags.4?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;`
         ///
         /// <https://core.telegram.org/constructor/requestPeerTypeChat>
-        public final class Cons_requestPeerTypeChat: Sendable, TLConstructorPayload {
+        public final class Cons_requestPeerTypeChat: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let hasUsername: Bool?
@@ -1766,14 +1724,12 @@ extension Api {
                 self.userAdminRights = userAdminRights
                 self.botAdminRights = botAdminRights
             }
-
-            public var tlBoxed: RequestPeerType { .requestPeerTypeChat(self) }
         }
 
         /// `requestPeerTypeBroadcast#339bef6c flags:# creator:flags.0?true has_username:flags.3?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;`
         ///
         /// <https://core.telegram.org/constructor/requestPeerTypeBroadcast>
-        public final class Cons_requestPeerTypeBroadcast: Sendable, TLConstructorPayload {
+        public final class Cons_requestPeerTypeBroadcast: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let hasUsername: Bool?
@@ -1799,14 +1755,12 @@ extension Api {
                 self.userAdminRights = userAdminRights
                 self.botAdminRights = botAdminRights
             }
-
-            public var tlBoxed: RequestPeerType { .requestPeerTypeBroadcast(self) }
         }
 
         /// `requestPeerTypeCreateBot#3e81e078 flags:# bot_managed:flags.0?true suggested_name:flags.1?string suggested_username:flags.2?string = RequestPeerType;`
         ///
         /// <https://core.telegram.org/constructor/requestPeerTypeCreateBot>
-        public final class Cons_requestPeerTypeCreateBot: Sendable, TLConstructorPayload {
+        public final class Cons_requestPeerTypeCreateBot: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let suggestedName: String?
@@ -1828,8 +1782,6 @@ extension Api {
                 self.suggestedName = suggestedName
                 self.suggestedUsername = suggestedUsername
             }
-
-            public var tlBoxed: RequestPeerType { .requestPeerTypeCreateBot(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2021,7 +1973,7 @@ extension Api.premium {
         /// `premium.boostsStatus#4959427a flags:# my_boost:flags.2?true level:int current_level_boosts:int boosts:int gift_boosts:flags.4?int next_level_boosts:flags.0?int premium_audience:flags.1?StatsPercentValue boost_url:string prepaid_giveaways:flags.3?Vector<PrepaidGiveaway> my_boost_slots:flags.2?Vector<int> = premium.BoostsStatus;`
         ///
         /// <https://core.telegram.org/constructor/premium.boostsStatus>
-        public final class Cons_boostsStatus: Sendable, TLConstructorPayload {
+        public final class Cons_boostsStatus: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let level: Int32
@@ -2067,8 +2019,6 @@ extension Api.premium {
                 self.prepaidGiveaways = prepaidGiveaways
                 self.myBoostSlots = myBoostSlots
             }
-
-            public var tlBoxed: BoostsStatus { .boostsStatus(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2186,7 +2136,7 @@ extension Api {
         /// `reportResultChooseOption#f0e4e0b6 title:string options:Vector<MessageReportOption> = ReportResult;`
         ///
         /// <https://core.telegram.org/constructor/reportResultChooseOption>
-        public final class Cons_reportResultChooseOption: Sendable, TLConstructorPayload {
+        public final class Cons_reportResultChooseOption: Sendable {
             public let title: String
             public let options: [Api.MessageReportOption]
 
@@ -2194,14 +2144,12 @@ extension Api {
                 self.title = title
                 self.options = options
             }
-
-            public var tlBoxed: ReportResult { .reportResultChooseOption(self) }
         }
 
         /// `reportResultAddComment#6f09ac31 flags:# optional:flags.0?true option:bytes = ReportResult;`
         ///
         /// <https://core.telegram.org/constructor/reportResultAddComment>
-        public final class Cons_reportResultAddComment: Sendable, TLConstructorPayload {
+        public final class Cons_reportResultAddComment: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let option: [UInt8]
@@ -2218,8 +2166,6 @@ extension Api {
                 self.flags = _flags
                 self.option = option
             }
-
-            public var tlBoxed: ReportResult { .reportResultAddComment(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2305,7 +2251,7 @@ extension Api.communities {
         /// `communities.peerLinkRequests#2244afad flags:# total_count:int requests:Vector<CommunityPeerRequest> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = communities.PeerLinkRequests;`
         ///
         /// <https://core.telegram.org/constructor/communities.peerLinkRequests>
-        public final class Cons_peerLinkRequests: Sendable, TLConstructorPayload {
+        public final class Cons_peerLinkRequests: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let totalCount: Int32
@@ -2333,8 +2279,6 @@ extension Api.communities {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: PeerLinkRequests { .peerLinkRequests(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -23,20 +23,18 @@ extension Api {
         /// `photoEmpty#2331b22d id:long = Photo;`
         ///
         /// <https://core.telegram.org/constructor/photoEmpty>
-        public struct Cons_photoEmpty: Sendable, TLConstructorPayload {
+        public struct Cons_photoEmpty: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
                 self.id = id
             }
-
-            public var tlBoxed: Photo { .photoEmpty(self) }
         }
 
         /// `photo#fb197a65 flags:# has_stickers:flags.0?true id:long access_hash:long file_reference:bytes date:int sizes:Vector<PhotoSize> video_sizes:flags.1?Vector<VideoSize> dc_id:int = Photo;`
         ///
         /// <https://core.telegram.org/constructor/photo>
-        public final class Cons_photo: Sendable, TLConstructorPayload {
+        public final class Cons_photo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -72,8 +70,6 @@ extension Api {
                 self.videoSizes = videoSizes
                 self.dcId = dcId
             }
-
-            public var tlBoxed: Photo { .photo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -173,7 +169,7 @@ extension Api {
         /// `contact#145ade0b user_id:long mutual:Bool = Contact;`
         ///
         /// <https://core.telegram.org/constructor/contact>
-        public final class Cons_contact: Sendable, TLConstructorPayload {
+        public final class Cons_contact: Sendable {
             public let userId: Int64
             public let mutual: Bool
 
@@ -181,8 +177,6 @@ extension Api {
                 self.userId = userId
                 self.mutual = mutual
             }
-
-            public var tlBoxed: Contact { .contact(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -242,7 +236,7 @@ extension Api.account {
         /// `account.password#957b50fb flags:# has_recovery:flags.0?true has_secure_values:flags.1?true has_password:flags.2?true current_algo:flags.2?PasswordKdfAlgo srp_B:flags.2?bytes srp_id:flags.2?long hint:flags.3?string email_unconfirmed_pattern:flags.4?string new_algo:PasswordKdfAlgo new_secure_algo:SecurePasswordKdfAlgo secure_random:bytes pending_reset_date:flags.5?int login_email_pattern:flags.6?string = account.Password;`
         ///
         /// <https://core.telegram.org/constructor/account.password>
-        public final class Cons_password: Sendable, TLConstructorPayload {
+        public final class Cons_password: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let currentAlgo: Api.PasswordKdfAlgo?
@@ -295,8 +289,6 @@ extension Api.account {
                 self.pendingResetDate = pendingResetDate
                 self.loginEmailPattern = loginEmailPattern
             }
-
-            public var tlBoxed: Password { .password(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -419,7 +411,7 @@ extension Api.messages {
         /// `messages.archivedStickers#4fcba9c8 count:int sets:Vector<StickerSetCovered> = messages.ArchivedStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.archivedStickers>
-        public final class Cons_archivedStickers: Sendable, TLConstructorPayload {
+        public final class Cons_archivedStickers: Sendable {
             public let count: Int32
             public let sets: [Api.StickerSetCovered]
 
@@ -427,8 +419,6 @@ extension Api.messages {
                 self.count = count
                 self.sets = sets
             }
-
-            public var tlBoxed: ArchivedStickers { .archivedStickers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -488,14 +478,12 @@ extension Api {
         /// `dataJSON#7d748d04 data:string = DataJSON;`
         ///
         /// <https://core.telegram.org/constructor/dataJSON>
-        public final class Cons_dataJSON: Sendable, TLConstructorPayload {
+        public final class Cons_dataJSON: Sendable {
             public let data: String
 
             public init(data: String) {
                 self.data = data
             }
-
-            public var tlBoxed: DataJSON { .dataJSON(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -549,7 +537,7 @@ extension Api {
         /// `fileHash#f39b035c offset:long limit:int hash:bytes = FileHash;`
         ///
         /// <https://core.telegram.org/constructor/fileHash>
-        public final class Cons_fileHash: Sendable, TLConstructorPayload {
+        public final class Cons_fileHash: Sendable {
             public let offset: Int64
             public let limit: Int32
             public let hash: [UInt8]
@@ -559,8 +547,6 @@ extension Api {
                 self.limit = limit
                 self.hash = hash
             }
-
-            public var tlBoxed: FileHash { .fileHash(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -628,7 +614,7 @@ extension Api {
         /// `channelLocation#209b82db geo_point:GeoPoint address:string = ChannelLocation;`
         ///
         /// <https://core.telegram.org/constructor/channelLocation>
-        public final class Cons_channelLocation: Sendable, TLConstructorPayload {
+        public final class Cons_channelLocation: Sendable {
             public let geoPoint: Api.GeoPoint
             public let address: String
 
@@ -636,8 +622,6 @@ extension Api {
                 self.geoPoint = geoPoint
                 self.address = address
             }
-
-            public var tlBoxed: ChannelLocation { .channelLocation(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -702,7 +686,7 @@ extension Api.help {
         /// `help.countryCode#4203c5ef flags:# country_code:string prefixes:flags.0?Vector<string> patterns:flags.1?Vector<string> = help.CountryCode;`
         ///
         /// <https://core.telegram.org/constructor/help.countryCode>
-        public final class Cons_countryCode: Sendable, TLConstructorPayload {
+        public final class Cons_countryCode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let countryCode: String
@@ -725,8 +709,6 @@ extension Api.help {
                 self.prefixes = prefixes
                 self.patterns = patterns
             }
-
-            public var tlBoxed: CountryCode { .countryCode(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -803,7 +785,7 @@ extension Api.messages {
         /// `messages.searchResultsPositions#53b22baf count:int positions:Vector<SearchResultsPosition> = messages.SearchResultsPositions;`
         ///
         /// <https://core.telegram.org/constructor/messages.searchResultsPositions>
-        public final class Cons_searchResultsPositions: Sendable, TLConstructorPayload {
+        public final class Cons_searchResultsPositions: Sendable {
             public let count: Int32
             public let positions: [Api.SearchResultsPosition]
 
@@ -811,8 +793,6 @@ extension Api.messages {
                 self.count = count
                 self.positions = positions
             }
-
-            public var tlBoxed: SearchResultsPositions { .searchResultsPositions(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -961,7 +941,7 @@ extension Api {
         /// `starsSubscription#2e6eab1a flags:# canceled:flags.0?true can_refulfill:flags.1?true missing_balance:flags.2?true bot_canceled:flags.7?true id:string peer:Peer until_date:int pricing:StarsSubscriptionPricing chat_invite_hash:flags.3?string title:flags.4?string photo:flags.5?WebDocument invoice_slug:flags.6?string = StarsSubscription;`
         ///
         /// <https://core.telegram.org/constructor/starsSubscription>
-        public final class Cons_starsSubscription: Sendable, TLConstructorPayload {
+        public final class Cons_starsSubscription: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: String
@@ -1009,8 +989,6 @@ extension Api {
                 self.photo = photo
                 self.invoiceSlug = invoiceSlug
             }
-
-            public var tlBoxed: StarsSubscription { .starsSubscription(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1110,7 +1088,7 @@ extension Api {
         /// `messageReportOption#7903e3d9 text:string option:bytes = MessageReportOption;`
         ///
         /// <https://core.telegram.org/constructor/messageReportOption>
-        public final class Cons_messageReportOption: Sendable, TLConstructorPayload {
+        public final class Cons_messageReportOption: Sendable {
             public let text: String
             public let option: [UInt8]
 
@@ -1118,8 +1096,6 @@ extension Api {
                 self.text = text
                 self.option = option
             }
-
-            public var tlBoxed: MessageReportOption { .messageReportOption(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -123,85 +123,73 @@ extension Api {
         /// `sendMessageUploadVideoAction#e9763aec progress:int = SendMessageAction;`
         ///
         /// <https://core.telegram.org/constructor/sendMessageUploadVideoAction>
-        public struct Cons_sendMessageUploadVideoAction: Sendable, TLConstructorPayload {
+        public struct Cons_sendMessageUploadVideoAction: Sendable {
             public let progress: Int32
 
             public init(progress: Int32) {
                 self.progress = progress
             }
-
-            public var tlBoxed: SendMessageAction { .sendMessageUploadVideoAction(self) }
         }
 
         /// `sendMessageUploadAudioAction#f351d7ab progress:int = SendMessageAction;`
         ///
         /// <https://core.telegram.org/constructor/sendMessageUploadAudioAction>
-        public struct Cons_sendMessageUploadAudioAction: Sendable, TLConstructorPayload {
+        public struct Cons_sendMessageUploadAudioAction: Sendable {
             public let progress: Int32
 
             public init(progress: Int32) {
                 self.progress = progress
             }
-
-            public var tlBoxed: SendMessageAction { .sendMessageUploadAudioAction(self) }
         }
 
         /// `sendMessageUploadPhotoAction#d1d34a26 progress:int = SendMessageAction;`
         ///
         /// <https://core.telegram.org/constructor/sendMessageUploadPhotoAction>
-        public struct Cons_sendMessageUploadPhotoAction: Sendable, TLConstructorPayload {
+        public struct Cons_sendMessageUploadPhotoAction: Sendable {
             public let progress: Int32
 
             public init(progress: Int32) {
                 self.progress = progress
             }
-
-            public var tlBoxed: SendMessageAction { .sendMessageUploadPhotoAction(self) }
         }
 
         /// `sendMessageUploadDocumentAction#aa0cd9e4 progress:int = SendMessageAction;`
         ///
         /// <https://core.telegram.org/constructor/sendMessageUploadDocumentAction>
-        public struct Cons_sendMessageUploadDocumentAction: Sendable, TLConstructorPayload {
+        public struct Cons_sendMessageUploadDocumentAction: Sendable {
             public let progress: Int32
 
             public init(progress: Int32) {
                 self.progress = progress
             }
-
-            public var tlBoxed: SendMessageAction { .sendMessageUploadDocumentAction(self) }
         }
 
         /// `sendMessageUploadRoundAction#243e1c66 progress:int = SendMessageAction;`
         ///
         /// <https://core.telegram.org/constructor/sendMessageUploadRoundAction>
-        public struct Cons_sendMessageUploadRoundAction: Sendable, TLConstructorPayload {
+        public struct Cons_sendMessageUploadRoundAction: Sendable {
             public let progress: Int32
 
             public init(progress: Int32) {
                 self.progress = progress
             }
-
-            public var tlBoxed: SendMessageAction { .sendMessageUploadRoundAction(self) }
         }
 
         /// `sendMessageHistoryImportAction#dbda9246 progress:int = SendMessageAction;`
         ///
         /// <https://core.telegram.org/constructor/sendMessageHistoryImportAction>
-        public struct Cons_sendMessageHistoryImportAction: Sendable, TLConstructorPayload {
+        public struct Cons_sendMessageHistoryImportAction: Sendable {
             public let progress: Int32
 
             public init(progress: Int32) {
                 self.progress = progress
             }
-
-            public var tlBoxed: SendMessageAction { .sendMessageHistoryImportAction(self) }
         }
 
         /// `sendMessageEmojiInteraction#25972bcb emoticon:string msg_id:int interaction:DataJSON = SendMessageAction;`
         ///
         /// <https://core.telegram.org/constructor/sendMessageEmojiInteraction>
-        public final class Cons_sendMessageEmojiInteraction: Sendable, TLConstructorPayload {
+        public final class Cons_sendMessageEmojiInteraction: Sendable {
             public let emoticon: String
             public let msgId: Int32
             public let interaction: Api.DataJSON
@@ -211,27 +199,23 @@ extension Api {
                 self.msgId = msgId
                 self.interaction = interaction
             }
-
-            public var tlBoxed: SendMessageAction { .sendMessageEmojiInteraction(self) }
         }
 
         /// `sendMessageEmojiInteractionSeen#b665902e emoticon:string = SendMessageAction;`
         ///
         /// <https://core.telegram.org/constructor/sendMessageEmojiInteractionSeen>
-        public final class Cons_sendMessageEmojiInteractionSeen: Sendable, TLConstructorPayload {
+        public final class Cons_sendMessageEmojiInteractionSeen: Sendable {
             public let emoticon: String
 
             public init(emoticon: String) {
                 self.emoticon = emoticon
             }
-
-            public var tlBoxed: SendMessageAction { .sendMessageEmojiInteractionSeen(self) }
         }
 
         /// `sendMessageTextDraftAction#3630b85a flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long text:TextWithEntities = SendMessageAction;`
         ///
         /// <https://core.telegram.org/constructor/sendMessageTextDraftAction>
-        public final class Cons_sendMessageTextDraftAction: Sendable, TLConstructorPayload {
+        public final class Cons_sendMessageTextDraftAction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let randomId: Int64
@@ -253,14 +237,12 @@ extension Api {
                 self.randomId = randomId
                 self.text = text
             }
-
-            public var tlBoxed: SendMessageAction { .sendMessageTextDraftAction(self) }
         }
 
         /// `inputSendMessageRichMessageDraftAction#a937c7be flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long rich_message:InputRichMessage = SendMessageAction;`
         ///
         /// <https://core.telegram.org/constructor/inputSendMessageRichMessageDraftAction>
-        public final class Cons_inputSendMessageRichMessageDraftAction: Sendable, TLConstructorPayload {
+        public final class Cons_inputSendMessageRichMessageDraftAction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let randomId: Int64
@@ -282,14 +264,12 @@ extension Api {
                 self.randomId = randomId
                 self.richMessage = richMessage
             }
-
-            public var tlBoxed: SendMessageAction { .inputSendMessageRichMessageDraftAction(self) }
         }
 
         /// `sendMessageRichMessageDraftAction#52564893 flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long rich_message:RichMessage = SendMessageAction;`
         ///
         /// <https://core.telegram.org/constructor/sendMessageRichMessageDraftAction>
-        public final class Cons_sendMessageRichMessageDraftAction: Sendable, TLConstructorPayload {
+        public final class Cons_sendMessageRichMessageDraftAction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let randomId: Int64
@@ -311,21 +291,17 @@ extension Api {
                 self.randomId = randomId
                 self.richMessage = richMessage
             }
-
-            public var tlBoxed: SendMessageAction { .sendMessageRichMessageDraftAction(self) }
         }
 
         /// `sendMessageStopDraftAction#fbf902b0 random_id:long = SendMessageAction;`
         ///
         /// <https://core.telegram.org/constructor/sendMessageStopDraftAction>
-        public struct Cons_sendMessageStopDraftAction: Sendable, TLConstructorPayload {
+        public struct Cons_sendMessageStopDraftAction: Sendable {
             public let randomId: Int64
 
             public init(randomId: Int64) {
                 self.randomId = randomId
             }
-
-            public var tlBoxed: SendMessageAction { .sendMessageStopDraftAction(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -654,7 +630,7 @@ extension Api.messages {
         /// `messages.messageEditData#26b5dde6 flags:# caption:flags.0?true = messages.MessageEditData;`
         ///
         /// <https://core.telegram.org/constructor/messages.messageEditData>
-        public struct Cons_messageEditData: Sendable, TLConstructorPayload {
+        public struct Cons_messageEditData: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var caption: Bool { tlFlagIsSet(flags, 0x1) }
@@ -668,8 +644,6 @@ extension Api.messages {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: MessageEditData { .messageEditData(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -731,7 +705,7 @@ extension Api {
         /// `inputSecureFileUploaded#3334b0f0 id:long parts:int md5_checksum:string file_hash:bytes secret:bytes = InputSecureFile;`
         ///
         /// <https://core.telegram.org/constructor/inputSecureFileUploaded>
-        public final class Cons_inputSecureFileUploaded: Sendable, TLConstructorPayload {
+        public final class Cons_inputSecureFileUploaded: Sendable {
             public let id: Int64
             public let parts: Int32
             public let md5Checksum: String
@@ -745,14 +719,12 @@ extension Api {
                 self.fileHash = fileHash
                 self.secret = secret
             }
-
-            public var tlBoxed: InputSecureFile { .inputSecureFileUploaded(self) }
         }
 
         /// `inputSecureFile#5367e5be id:long access_hash:long = InputSecureFile;`
         ///
         /// <https://core.telegram.org/constructor/inputSecureFile>
-        public final class Cons_inputSecureFile: Sendable, TLConstructorPayload {
+        public final class Cons_inputSecureFile: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -760,8 +732,6 @@ extension Api {
                 self.id = id
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputSecureFile { .inputSecureFile(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -850,7 +820,7 @@ extension Api {
         /// `wallPaperSettings#372efcd0 flags:# blur:flags.1?true motion:flags.2?true background_color:flags.0?int second_background_color:flags.4?int third_background_color:flags.5?int fourth_background_color:flags.6?int intensity:flags.3?int rotation:flags.4?int emoticon:flags.7?string = WallPaperSettings;`
         ///
         /// <https://core.telegram.org/constructor/wallPaperSettings>
-        public final class Cons_wallPaperSettings: Sendable, TLConstructorPayload {
+        public final class Cons_wallPaperSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let backgroundColor: Int32?
@@ -893,8 +863,6 @@ extension Api {
                 self.rotation = rotation
                 self.emoticon = emoticon
             }
-
-            public var tlBoxed: WallPaperSettings { .wallPaperSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1008,7 +976,7 @@ extension Api.messages {
         /// `messages.discussionMessage#a6341782 flags:# messages:Vector<Message> max_id:flags.0?int read_inbox_max_id:flags.1?int read_outbox_max_id:flags.2?int unread_count:int chats:Vector<Chat> users:Vector<User> = messages.DiscussionMessage;`
         ///
         /// <https://core.telegram.org/constructor/messages.discussionMessage>
-        public final class Cons_discussionMessage: Sendable, TLConstructorPayload {
+        public final class Cons_discussionMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let messages: [Api.Message]
@@ -1044,8 +1012,6 @@ extension Api.messages {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: DiscussionMessage { .discussionMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1141,7 +1107,7 @@ extension Api.stats {
         /// `stats.messageStats#7fe91c14 views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.MessageStats;`
         ///
         /// <https://core.telegram.org/constructor/stats.messageStats>
-        public final class Cons_messageStats: Sendable, TLConstructorPayload {
+        public final class Cons_messageStats: Sendable {
             public let viewsGraph: Api.StatsGraph
             public let reactionsByEmotionGraph: Api.StatsGraph
 
@@ -1149,8 +1115,6 @@ extension Api.stats {
                 self.viewsGraph = viewsGraph
                 self.reactionsByEmotionGraph = reactionsByEmotionGraph
             }
-
-            public var tlBoxed: MessageStats { .messageStats(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1208,7 +1172,7 @@ extension Api.phone {
         /// `phone.joinAsPeers#afe5623f peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = phone.JoinAsPeers;`
         ///
         /// <https://core.telegram.org/constructor/phone.joinAsPeers>
-        public final class Cons_joinAsPeers: Sendable, TLConstructorPayload {
+        public final class Cons_joinAsPeers: Sendable {
             public let peers: [Api.Peer]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -1218,8 +1182,6 @@ extension Api.phone {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: JoinAsPeers { .joinAsPeers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1280,7 +1242,7 @@ extension Api {
         /// `businessWeeklyOpen#120b1ab9 start_minute:int end_minute:int = BusinessWeeklyOpen;`
         ///
         /// <https://core.telegram.org/constructor/businessWeeklyOpen>
-        public struct Cons_businessWeeklyOpen: Sendable, TLConstructorPayload {
+        public struct Cons_businessWeeklyOpen: Sendable {
             public let startMinute: Int32
             public let endMinute: Int32
 
@@ -1288,8 +1250,6 @@ extension Api {
                 self.startMinute = startMinute
                 self.endMinute = endMinute
             }
-
-            public var tlBoxed: BusinessWeeklyOpen { .businessWeeklyOpen(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1349,7 +1309,7 @@ extension Api {
         /// `businessLocation#ac5c1af7 flags:# geo_point:flags.0?GeoPoint address:string = BusinessLocation;`
         ///
         /// <https://core.telegram.org/constructor/businessLocation>
-        public final class Cons_businessLocation: Sendable, TLConstructorPayload {
+        public final class Cons_businessLocation: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let geoPoint: Api.GeoPoint?
@@ -1368,8 +1328,6 @@ extension Api {
                 self.geoPoint = geoPoint
                 self.address = address
             }
-
-            public var tlBoxed: BusinessLocation { .businessLocation(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1436,7 +1394,7 @@ extension Api {
         /// `botBusinessConnection#8f34b2f5 flags:# disabled:flags.1?true connection_id:string user_id:long dc_id:int date:int rights:flags.2?BusinessBotRights = BotBusinessConnection;`
         ///
         /// <https://core.telegram.org/constructor/botBusinessConnection>
-        public final class Cons_botBusinessConnection: Sendable, TLConstructorPayload {
+        public final class Cons_botBusinessConnection: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let connectionId: String
@@ -1466,8 +1424,6 @@ extension Api {
                 self.date = date
                 self.rights = rights
             }
-
-            public var tlBoxed: BotBusinessConnection { .botBusinessConnection(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1555,14 +1511,12 @@ extension Api {
         /// `paidReactionPrivacyPeer#dc6cfcf0 peer:InputPeer = PaidReactionPrivacy;`
         ///
         /// <https://core.telegram.org/constructor/paidReactionPrivacyPeer>
-        public final class Cons_paidReactionPrivacyPeer: Sendable, TLConstructorPayload {
+        public final class Cons_paidReactionPrivacyPeer: Sendable {
             public let peer: Api.InputPeer
 
             public init(peer: Api.InputPeer) {
                 self.peer = peer
             }
-
-            public var tlBoxed: PaidReactionPrivacy { .paidReactionPrivacyPeer(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1640,40 +1594,34 @@ extension Api {
         /// `starGiftAttributeIdModel#48aaae3c document_id:long = StarGiftAttributeId;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAttributeIdModel>
-        public struct Cons_starGiftAttributeIdModel: Sendable, TLConstructorPayload {
+        public struct Cons_starGiftAttributeIdModel: Sendable {
             public let documentId: Int64
 
             public init(documentId: Int64) {
                 self.documentId = documentId
             }
-
-            public var tlBoxed: StarGiftAttributeId { .starGiftAttributeIdModel(self) }
         }
 
         /// `starGiftAttributeIdPattern#4a162433 document_id:long = StarGiftAttributeId;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAttributeIdPattern>
-        public struct Cons_starGiftAttributeIdPattern: Sendable, TLConstructorPayload {
+        public struct Cons_starGiftAttributeIdPattern: Sendable {
             public let documentId: Int64
 
             public init(documentId: Int64) {
                 self.documentId = documentId
             }
-
-            public var tlBoxed: StarGiftAttributeId { .starGiftAttributeIdPattern(self) }
         }
 
         /// `starGiftAttributeIdBackdrop#1f01c757 backdrop_id:int = StarGiftAttributeId;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAttributeIdBackdrop>
-        public struct Cons_starGiftAttributeIdBackdrop: Sendable, TLConstructorPayload {
+        public struct Cons_starGiftAttributeIdBackdrop: Sendable {
             public let backdropId: Int32
 
             public init(backdropId: Int32) {
                 self.backdropId = backdropId
             }
-
-            public var tlBoxed: StarGiftAttributeId { .starGiftAttributeIdBackdrop(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

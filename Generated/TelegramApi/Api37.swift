@@ -18,7 +18,7 @@ extension Api {
         /// `contactStatus#16d9703b user_id:long status:UserStatus = ContactStatus;`
         ///
         /// <https://core.telegram.org/constructor/contactStatus>
-        public final class Cons_contactStatus: Sendable, TLConstructorPayload {
+        public final class Cons_contactStatus: Sendable {
             public let userId: Int64
             public let status: Api.UserStatus
 
@@ -26,8 +26,6 @@ extension Api {
                 self.userId = userId
                 self.status = status
             }
-
-            public var tlBoxed: ContactStatus { .contactStatus(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -117,7 +115,7 @@ extension Api {
         /// `updateShortMessage#313bc7f8 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true id:int user_id:long message:string pts:int pts_count:int date:int fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long reply_to:flags.3?MessageReplyHeader entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
         ///
         /// <https://core.telegram.org/constructor/updateShortMessage>
-        public final class Cons_updateShortMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateShortMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -175,14 +173,12 @@ extension Api {
                 self.entities = entities
                 self.ttlPeriod = ttlPeriod
             }
-
-            public var tlBoxed: Updates { .updateShortMessage(self) }
         }
 
         /// `updateShortChatMessage#4d6deea5 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true id:int from_id:long chat_id:long message:string pts:int pts_count:int date:int fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long reply_to:flags.3?MessageReplyHeader entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
         ///
         /// <https://core.telegram.org/constructor/updateShortChatMessage>
-        public final class Cons_updateShortChatMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateShortChatMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -243,14 +239,12 @@ extension Api {
                 self.entities = entities
                 self.ttlPeriod = ttlPeriod
             }
-
-            public var tlBoxed: Updates { .updateShortChatMessage(self) }
         }
 
         /// `updateShort#78d4dec1 update:Update date:int = Updates;`
         ///
         /// <https://core.telegram.org/constructor/updateShort>
-        public final class Cons_updateShort: Sendable, TLConstructorPayload {
+        public final class Cons_updateShort: Sendable {
             public let update: Api.Update
             public let date: Int32
 
@@ -258,14 +252,12 @@ extension Api {
                 self.update = update
                 self.date = date
             }
-
-            public var tlBoxed: Updates { .updateShort(self) }
         }
 
         /// `updatesCombined#725b04c3 updates:Vector<Update> users:Vector<User> chats:Vector<Chat> date:int seq_start:int seq:int = Updates;`
         ///
         /// <https://core.telegram.org/constructor/updatesCombined>
-        public final class Cons_updatesCombined: Sendable, TLConstructorPayload {
+        public final class Cons_updatesCombined: Sendable {
             public let updates: [Api.Update]
             public let users: [Api.User]
             public let chats: [Api.Chat]
@@ -281,14 +273,12 @@ extension Api {
                 self.seqStart = seqStart
                 self.seq = seq
             }
-
-            public var tlBoxed: Updates { .updatesCombined(self) }
         }
 
         /// `updates#74ae4240 updates:Vector<Update> users:Vector<User> chats:Vector<Chat> date:int seq:int = Updates;`
         ///
         /// <https://core.telegram.org/constructor/updates>
-        public final class Cons_updates: Sendable, TLConstructorPayload {
+        public final class Cons_updates: Sendable {
             public let updates: [Api.Update]
             public let users: [Api.User]
             public let chats: [Api.Chat]
@@ -302,14 +292,12 @@ extension Api {
                 self.date = date
                 self.seq = seq
             }
-
-            public var tlBoxed: Updates { .updates(self) }
         }
 
         /// `updateShortSentMessage#9015e101 flags:# out:flags.1?true id:int pts:int pts_count:int date:int media:flags.9?MessageMedia entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
         ///
         /// <https://core.telegram.org/constructor/updateShortSentMessage>
-        public final class Cons_updateShortSentMessage: Sendable, TLConstructorPayload {
+        public final class Cons_updateShortSentMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -347,8 +335,6 @@ extension Api {
                 self.entities = entities
                 self.ttlPeriod = ttlPeriod
             }
-
-            public var tlBoxed: Updates { .updateShortSentMessage(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -677,14 +663,12 @@ extension Api.auth {
         /// `auth.passwordRecovery#137948a5 email_pattern:string = auth.PasswordRecovery;`
         ///
         /// <https://core.telegram.org/constructor/auth.passwordRecovery>
-        public final class Cons_passwordRecovery: Sendable, TLConstructorPayload {
+        public final class Cons_passwordRecovery: Sendable {
             public let emailPattern: String
 
             public init(emailPattern: String) {
                 self.emailPattern = emailPattern
             }
-
-            public var tlBoxed: PasswordRecovery { .passwordRecovery(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -743,7 +727,7 @@ extension Api {
         /// `chatInviteExported#a22cbd96 flags:# revoked:flags.0?true permanent:flags.5?true request_needed:flags.6?true link:string admin_id:long date:int start_date:flags.4?int expire_date:flags.1?int usage_limit:flags.2?int usage:flags.3?int requested:flags.7?int subscription_expired:flags.10?int title:flags.8?string subscription_pricing:flags.9?StarsSubscriptionPricing = ExportedChatInvite;`
         ///
         /// <https://core.telegram.org/constructor/chatInviteExported>
-        public final class Cons_chatInviteExported: Sendable, TLConstructorPayload {
+        public final class Cons_chatInviteExported: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let link: String
@@ -802,8 +786,6 @@ extension Api {
                 self.title = title
                 self.subscriptionPricing = subscriptionPricing
             }
-
-            public var tlBoxed: ExportedChatInvite { .chatInviteExported(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -941,7 +923,7 @@ extension Api {
         /// `postAddress#1e8caaeb street_line1:string street_line2:string city:string state:string country_iso2:string post_code:string = PostAddress;`
         ///
         /// <https://core.telegram.org/constructor/postAddress>
-        public final class Cons_postAddress: Sendable, TLConstructorPayload {
+        public final class Cons_postAddress: Sendable {
             public let streetLine1: String
             public let streetLine2: String
             public let city: String
@@ -957,8 +939,6 @@ extension Api {
                 self.countryIso2 = countryIso2
                 self.postCode = postCode
             }
-
-            public var tlBoxed: PostAddress { .postAddress(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1028,7 +1008,7 @@ extension Api {
         /// `inputPhoneCall#1e36fded id:long access_hash:long = InputPhoneCall;`
         ///
         /// <https://core.telegram.org/constructor/inputPhoneCall>
-        public final class Cons_inputPhoneCall: Sendable, TLConstructorPayload {
+        public final class Cons_inputPhoneCall: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -1036,8 +1016,6 @@ extension Api {
                 self.id = id
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputPhoneCall { .inputPhoneCall(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1097,14 +1075,12 @@ extension Api {
         /// `statsURL#47a971e0 url:string = StatsURL;`
         ///
         /// <https://core.telegram.org/constructor/statsURL>
-        public final class Cons_statsURL: Sendable, TLConstructorPayload {
+        public final class Cons_statsURL: Sendable {
             public let url: String
 
             public init(url: String) {
                 self.url = url
             }
-
-            public var tlBoxed: StatsURL { .statsURL(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1168,7 +1144,7 @@ extension Api {
         /// `urlAuthResultRequest#3cd623ec flags:# request_write_access:flags.0?true request_phone_number:flags.1?true match_codes_first:flags.5?true is_app:flags.6?true bot:User domain:string browser:flags.2?string platform:flags.2?string ip:flags.2?string region:flags.2?string match_codes:flags.3?Vector<string> user_id_hint:flags.4?long verified_app_name:flags.7?string = UrlAuthResult;`
         ///
         /// <https://core.telegram.org/constructor/urlAuthResultRequest>
-        public final class Cons_urlAuthResultRequest: Sendable, TLConstructorPayload {
+        public final class Cons_urlAuthResultRequest: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let bot: Api.User
@@ -1219,14 +1195,12 @@ extension Api {
                 self.userIdHint = userIdHint
                 self.verifiedAppName = verifiedAppName
             }
-
-            public var tlBoxed: UrlAuthResult { .urlAuthResultRequest(self) }
         }
 
         /// `urlAuthResultAccepted#623a8fa0 flags:# url:flags.0?string = UrlAuthResult;`
         ///
         /// <https://core.telegram.org/constructor/urlAuthResultAccepted>
-        public final class Cons_urlAuthResultAccepted: Sendable, TLConstructorPayload {
+        public final class Cons_urlAuthResultAccepted: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let url: String?
@@ -1242,8 +1216,6 @@ extension Api {
                 self.flags = _flags
                 self.url = url
             }
-
-            public var tlBoxed: UrlAuthResult { .urlAuthResultAccepted(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1401,7 +1373,7 @@ extension Api {
         /// `peerLocated#ca461b5d peer:Peer expires:int distance:int = PeerLocated;`
         ///
         /// <https://core.telegram.org/constructor/peerLocated>
-        public final class Cons_peerLocated: Sendable, TLConstructorPayload {
+        public final class Cons_peerLocated: Sendable {
             public let peer: Api.Peer
             public let expires: Int32
             public let distance: Int32
@@ -1411,21 +1383,17 @@ extension Api {
                 self.expires = expires
                 self.distance = distance
             }
-
-            public var tlBoxed: PeerLocated { .peerLocated(self) }
         }
 
         /// `peerSelfLocated#f8ec284b expires:int = PeerLocated;`
         ///
         /// <https://core.telegram.org/constructor/peerSelfLocated>
-        public struct Cons_peerSelfLocated: Sendable, TLConstructorPayload {
+        public struct Cons_peerSelfLocated: Sendable {
             public let expires: Int32
 
             public init(expires: Int32) {
                 self.expires = expires
             }
-
-            public var tlBoxed: PeerLocated { .peerSelfLocated(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1514,27 +1482,23 @@ extension Api.account {
         /// `account.resetPasswordFailedWait#e3779861 retry_date:int = account.ResetPasswordResult;`
         ///
         /// <https://core.telegram.org/constructor/account.resetPasswordFailedWait>
-        public struct Cons_resetPasswordFailedWait: Sendable, TLConstructorPayload {
+        public struct Cons_resetPasswordFailedWait: Sendable {
             public let retryDate: Int32
 
             public init(retryDate: Int32) {
                 self.retryDate = retryDate
             }
-
-            public var tlBoxed: ResetPasswordResult { .resetPasswordFailedWait(self) }
         }
 
         /// `account.resetPasswordRequestedWait#e9effc7d until_date:int = account.ResetPasswordResult;`
         ///
         /// <https://core.telegram.org/constructor/account.resetPasswordRequestedWait>
-        public struct Cons_resetPasswordRequestedWait: Sendable, TLConstructorPayload {
+        public struct Cons_resetPasswordRequestedWait: Sendable {
             public let untilDate: Int32
 
             public init(untilDate: Int32) {
                 self.untilDate = untilDate
             }
-
-            public var tlBoxed: ResetPasswordResult { .resetPasswordRequestedWait(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1618,20 +1582,18 @@ extension Api.help {
         /// `help.peerColorSet#26219a58 colors:Vector<int> = help.PeerColorSet;`
         ///
         /// <https://core.telegram.org/constructor/help.peerColorSet>
-        public final class Cons_peerColorSet: Sendable, TLConstructorPayload {
+        public final class Cons_peerColorSet: Sendable {
             public let colors: [Int32]
 
             public init(colors: [Int32]) {
                 self.colors = colors
             }
-
-            public var tlBoxed: PeerColorSet { .peerColorSet(self) }
         }
 
         /// `help.peerColorProfileSet#767d61eb palette_colors:Vector<int> bg_colors:Vector<int> story_colors:Vector<int> = help.PeerColorSet;`
         ///
         /// <https://core.telegram.org/constructor/help.peerColorProfileSet>
-        public final class Cons_peerColorProfileSet: Sendable, TLConstructorPayload {
+        public final class Cons_peerColorProfileSet: Sendable {
             public let paletteColors: [Int32]
             public let bgColors: [Int32]
             public let storyColors: [Int32]
@@ -1641,8 +1603,6 @@ extension Api.help {
                 self.bgColors = bgColors
                 self.storyColors = storyColors
             }
-
-            public var tlBoxed: PeerColorSet { .peerColorProfileSet(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1727,7 +1687,7 @@ extension Api {
         /// `storyReaction#6090d6d5 peer_id:Peer date:int reaction:Reaction = StoryReaction;`
         ///
         /// <https://core.telegram.org/constructor/storyReaction>
-        public final class Cons_storyReaction: Sendable, TLConstructorPayload {
+        public final class Cons_storyReaction: Sendable {
             public let peerId: Api.Peer
             public let date: Int32
             public let reaction: Api.Reaction
@@ -1737,27 +1697,23 @@ extension Api {
                 self.date = date
                 self.reaction = reaction
             }
-
-            public var tlBoxed: StoryReaction { .storyReaction(self) }
         }
 
         /// `storyReactionPublicForward#bbab2643 message:Message = StoryReaction;`
         ///
         /// <https://core.telegram.org/constructor/storyReactionPublicForward>
-        public final class Cons_storyReactionPublicForward: Sendable, TLConstructorPayload {
+        public final class Cons_storyReactionPublicForward: Sendable {
             public let message: Api.Message
 
             public init(message: Api.Message) {
                 self.message = message
             }
-
-            public var tlBoxed: StoryReaction { .storyReactionPublicForward(self) }
         }
 
         /// `storyReactionPublicRepost#cfcd0f13 peer_id:Peer story:StoryItem = StoryReaction;`
         ///
         /// <https://core.telegram.org/constructor/storyReactionPublicRepost>
-        public final class Cons_storyReactionPublicRepost: Sendable, TLConstructorPayload {
+        public final class Cons_storyReactionPublicRepost: Sendable {
             public let peerId: Api.Peer
             public let story: Api.StoryItem
 
@@ -1765,8 +1721,6 @@ extension Api {
                 self.peerId = peerId
                 self.story = story
             }
-
-            public var tlBoxed: StoryReaction { .storyReactionPublicRepost(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1859,7 +1813,7 @@ extension Api {
         /// `starsGiftOption#5e0589f1 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsGiftOption;`
         ///
         /// <https://core.telegram.org/constructor/starsGiftOption>
-        public final class Cons_starsGiftOption: Sendable, TLConstructorPayload {
+        public final class Cons_starsGiftOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let stars: Int64
@@ -1886,8 +1840,6 @@ extension Api {
                 self.currency = currency
                 self.amount = amount
             }
-
-            public var tlBoxed: StarsGiftOption { .starsGiftOption(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1962,7 +1914,7 @@ extension Api.bots {
         /// `bots.previewInfo#0ca71d64 media:Vector<BotPreviewMedia> lang_codes:Vector<string> = bots.PreviewInfo;`
         ///
         /// <https://core.telegram.org/constructor/bots.previewInfo>
-        public final class Cons_previewInfo: Sendable, TLConstructorPayload {
+        public final class Cons_previewInfo: Sendable {
             public let media: [Api.BotPreviewMedia]
             public let langCodes: [String]
 
@@ -1970,8 +1922,6 @@ extension Api.bots {
                 self.media = media
                 self.langCodes = langCodes
             }
-
-            public var tlBoxed: PreviewInfo { .previewInfo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2034,20 +1984,18 @@ extension Api.users {
         /// `users.users#62d706b8 users:Vector<User> = users.Users;`
         ///
         /// <https://core.telegram.org/constructor/users.users>
-        public final class Cons_users: Sendable, TLConstructorPayload {
+        public final class Cons_users: Sendable {
             public let users: [Api.User]
 
             public init(users: [Api.User]) {
                 self.users = users
             }
-
-            public var tlBoxed: Users { .users(self) }
         }
 
         /// `users.usersSlice#315a4974 count:int users:Vector<User> = users.Users;`
         ///
         /// <https://core.telegram.org/constructor/users.usersSlice>
-        public final class Cons_usersSlice: Sendable, TLConstructorPayload {
+        public final class Cons_usersSlice: Sendable {
             public let count: Int32
             public let users: [Api.User]
 
@@ -2055,8 +2003,6 @@ extension Api.users {
                 self.count = count
                 self.users = users
             }
-
-            public var tlBoxed: Users { .usersSlice(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2130,7 +2076,7 @@ extension Api {
         /// `disallowedGiftsSettings#71f276c4 flags:# disallow_unlimited_stargifts:flags.0?true disallow_limited_stargifts:flags.1?true disallow_unique_stargifts:flags.2?true disallow_premium_gifts:flags.3?true disallow_stargifts_from_channels:flags.4?true = DisallowedGiftsSettings;`
         ///
         /// <https://core.telegram.org/constructor/disallowedGiftsSettings>
-        public struct Cons_disallowedGiftsSettings: Sendable, TLConstructorPayload {
+        public struct Cons_disallowedGiftsSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var disallowUnlimitedStargifts: Bool { tlFlagIsSet(flags, 0x1) }
@@ -2152,8 +2098,6 @@ extension Api {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: DisallowedGiftsSettings { .disallowedGiftsSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2345,7 +2289,7 @@ extension Api {
         /// `starGiftAuctionState#771a4e66 version:int start_date:int end_date:int min_bid_amount:long bid_levels:Vector<AuctionBidLevel> top_bidders:Vector<long> next_round_at:int last_gift_num:int gifts_left:int current_round:int total_rounds:int rounds:Vector<StarGiftAuctionRound> = StarGiftAuctionState;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAuctionState>
-        public final class Cons_starGiftAuctionState: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftAuctionState: Sendable {
             public let version: Int32
             public let startDate: Int32
             public let endDate: Int32
@@ -2373,14 +2317,12 @@ extension Api {
                 self.totalRounds = totalRounds
                 self.rounds = rounds
             }
-
-            public var tlBoxed: StarGiftAuctionState { .starGiftAuctionState(self) }
         }
 
         /// `starGiftAuctionStateFinished#972dabbf flags:# start_date:int end_date:int average_price:long listed_count:flags.0?int fragment_listed_count:flags.1?int fragment_listed_url:flags.1?string = StarGiftAuctionState;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAuctionStateFinished>
-        public final class Cons_starGiftAuctionStateFinished: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftAuctionStateFinished: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let startDate: Int32
@@ -2412,8 +2354,6 @@ extension Api {
                 self.fragmentListedCount = fragmentListedCount
                 self.fragmentListedUrl = fragmentListedUrl
             }
-
-            public var tlBoxed: StarGiftAuctionState { .starGiftAuctionStateFinished(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -28,20 +28,18 @@ extension Api {
         /// `chatInviteAlready#5a686d7c chat:Chat = ChatInvite;`
         ///
         /// <https://core.telegram.org/constructor/chatInviteAlready>
-        public final class Cons_chatInviteAlready: Sendable, TLConstructorPayload {
+        public final class Cons_chatInviteAlready: Sendable {
             public let chat: Api.Chat
 
             public init(chat: Api.Chat) {
                 self.chat = chat
             }
-
-            public var tlBoxed: ChatInvite { .chatInviteAlready(self) }
         }
 
         /// `chatInvite#5c9d3702 flags:# channel:flags.0?true broadcast:flags.1?true public:flags.2?true megagroup:flags.3?true request_needed:flags.6?true verified:flags.7?true scam:flags.8?true fake:flags.9?true can_refulfill_subscription:flags.11?true title:string about:flags.5?string photo:Photo participants_count:int participants:flags.4?Vector<User> color:int subscription_pricing:flags.10?StarsSubscriptionPricing subscription_form_id:flags.12?long bot_verification:flags.13?BotVerification = ChatInvite;`
         ///
         /// <https://core.telegram.org/constructor/chatInvite>
-        public final class Cons_chatInvite: Sendable, TLConstructorPayload {
+        public final class Cons_chatInvite: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let title: String
@@ -103,14 +101,12 @@ extension Api {
                 self.subscriptionFormId = subscriptionFormId
                 self.botVerification = botVerification
             }
-
-            public var tlBoxed: ChatInvite { .chatInvite(self) }
         }
 
         /// `chatInvitePeek#61695cb0 chat:Chat expires:int = ChatInvite;`
         ///
         /// <https://core.telegram.org/constructor/chatInvitePeek>
-        public final class Cons_chatInvitePeek: Sendable, TLConstructorPayload {
+        public final class Cons_chatInvitePeek: Sendable {
             public let chat: Api.Chat
             public let expires: Int32
 
@@ -118,8 +114,6 @@ extension Api {
                 self.chat = chat
                 self.expires = expires
             }
-
-            public var tlBoxed: ChatInvite { .chatInvitePeek(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -257,7 +251,7 @@ extension Api.messages {
         /// `messages.peerDialogs#3371c354 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> state:updates.State = messages.PeerDialogs;`
         ///
         /// <https://core.telegram.org/constructor/messages.peerDialogs>
-        public final class Cons_peerDialogs: Sendable, TLConstructorPayload {
+        public final class Cons_peerDialogs: Sendable {
             public let dialogs: [Api.Dialog]
             public let messages: [Api.Message]
             public let chats: [Api.Chat]
@@ -271,8 +265,6 @@ extension Api.messages {
                 self.users = users
                 self.state = state
             }
-
-            public var tlBoxed: PeerDialogs { .peerDialogs(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -349,7 +341,7 @@ extension Api.contacts {
         /// `contacts.topPeers#70b772a8 categories:Vector<TopPeerCategoryPeers> chats:Vector<Chat> users:Vector<User> = contacts.TopPeers;`
         ///
         /// <https://core.telegram.org/constructor/contacts.topPeers>
-        public final class Cons_topPeers: Sendable, TLConstructorPayload {
+        public final class Cons_topPeers: Sendable {
             public let categories: [Api.TopPeerCategoryPeers]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -359,8 +351,6 @@ extension Api.contacts {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: TopPeers { .topPeers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -435,7 +425,7 @@ extension Api.messages {
         /// `messages.highScores#9a3bfd99 scores:Vector<HighScore> users:Vector<User> = messages.HighScores;`
         ///
         /// <https://core.telegram.org/constructor/messages.highScores>
-        public final class Cons_highScores: Sendable, TLConstructorPayload {
+        public final class Cons_highScores: Sendable {
             public let scores: [Api.HighScore]
             public let users: [Api.User]
 
@@ -443,8 +433,6 @@ extension Api.messages {
                 self.scores = scores
                 self.users = users
             }
-
-            public var tlBoxed: HighScores { .highScores(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -502,7 +490,7 @@ extension Api {
         /// `paymentSavedCredentialsCard#cdc27a1f id:string title:string = PaymentSavedCredentials;`
         ///
         /// <https://core.telegram.org/constructor/paymentSavedCredentialsCard>
-        public final class Cons_paymentSavedCredentialsCard: Sendable, TLConstructorPayload {
+        public final class Cons_paymentSavedCredentialsCard: Sendable {
             public let id: String
             public let title: String
 
@@ -510,8 +498,6 @@ extension Api {
                 self.id = id
                 self.title = title
             }
-
-            public var tlBoxed: PaymentSavedCredentials { .paymentSavedCredentialsCard(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -569,7 +555,7 @@ extension Api {
         /// `inputWebDocument#9bed434d url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = InputWebDocument;`
         ///
         /// <https://core.telegram.org/constructor/inputWebDocument>
-        public final class Cons_inputWebDocument: Sendable, TLConstructorPayload {
+        public final class Cons_inputWebDocument: Sendable {
             public let url: String
             public let size: Int32
             public let mimeType: String
@@ -581,8 +567,6 @@ extension Api {
                 self.mimeType = mimeType
                 self.attributes = attributes
             }
-
-            public var tlBoxed: InputWebDocument { .inputWebDocument(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -656,7 +640,7 @@ extension Api {
         /// `inputWebFileLocation#c239d686 url:string access_hash:long = InputWebFileLocation;`
         ///
         /// <https://core.telegram.org/constructor/inputWebFileLocation>
-        public final class Cons_inputWebFileLocation: Sendable, TLConstructorPayload {
+        public final class Cons_inputWebFileLocation: Sendable {
             public let url: String
             public let accessHash: Int64
 
@@ -664,14 +648,12 @@ extension Api {
                 self.url = url
                 self.accessHash = accessHash
             }
-
-            public var tlBoxed: InputWebFileLocation { .inputWebFileLocation(self) }
         }
 
         /// `inputWebFileGeoPointLocation#9f2221c9 geo_point:InputGeoPoint access_hash:long w:int h:int zoom:int scale:int = InputWebFileLocation;`
         ///
         /// <https://core.telegram.org/constructor/inputWebFileGeoPointLocation>
-        public final class Cons_inputWebFileGeoPointLocation: Sendable, TLConstructorPayload {
+        public final class Cons_inputWebFileGeoPointLocation: Sendable {
             public let geoPoint: Api.InputGeoPoint
             public let accessHash: Int64
             public let w: Int32
@@ -687,14 +669,12 @@ extension Api {
                 self.zoom = zoom
                 self.scale = scale
             }
-
-            public var tlBoxed: InputWebFileLocation { .inputWebFileGeoPointLocation(self) }
         }
 
         /// `inputWebFileAudioAlbumThumbLocation#f46fe924 flags:# small:flags.2?true document:flags.0?InputDocument title:flags.1?string performer:flags.1?string = InputWebFileLocation;`
         ///
         /// <https://core.telegram.org/constructor/inputWebFileAudioAlbumThumbLocation>
-        public final class Cons_inputWebFileAudioAlbumThumbLocation: Sendable, TLConstructorPayload {
+        public final class Cons_inputWebFileAudioAlbumThumbLocation: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let document: Api.InputDocument?
@@ -719,8 +699,6 @@ extension Api {
                 self.title = title
                 self.performer = performer
             }
-
-            public var tlBoxed: InputWebFileLocation { .inputWebFileAudioAlbumThumbLocation(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -850,7 +828,7 @@ extension Api {
         /// `shippingOption#b6213cdf id:string title:string prices:Vector<LabeledPrice> = ShippingOption;`
         ///
         /// <https://core.telegram.org/constructor/shippingOption>
-        public final class Cons_shippingOption: Sendable, TLConstructorPayload {
+        public final class Cons_shippingOption: Sendable {
             public let id: String
             public let title: String
             public let prices: [Api.LabeledPrice]
@@ -860,8 +838,6 @@ extension Api {
                 self.title = title
                 self.prices = prices
             }
-
-            public var tlBoxed: ShippingOption { .shippingOption(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -922,7 +898,7 @@ extension Api {
         /// `page#98657f0d flags:# part:flags.0?true rtl:flags.1?true v2:flags.2?true url:string blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> views:flags.3?int = Page;`
         ///
         /// <https://core.telegram.org/constructor/page>
-        public final class Cons_page: Sendable, TLConstructorPayload {
+        public final class Cons_page: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let url: String
@@ -956,8 +932,6 @@ extension Api {
                 self.documents = documents
                 self.views = views
             }
-
-            public var tlBoxed: Page { .page(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1035,14 +1009,12 @@ extension Api {
         /// `emojiURL#a575739d url:string = EmojiURL;`
         ///
         /// <https://core.telegram.org/constructor/emojiURL>
-        public final class Cons_emojiURL: Sendable, TLConstructorPayload {
+        public final class Cons_emojiURL: Sendable {
             public let url: String
 
             public init(url: String) {
                 self.url = url
             }
-
-            public var tlBoxed: EmojiURL { .emojiURL(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1096,7 +1068,7 @@ extension Api {
         /// `dialogFilterSuggested#77744d4a filter:DialogFilter description:string = DialogFilterSuggested;`
         ///
         /// <https://core.telegram.org/constructor/dialogFilterSuggested>
-        public final class Cons_dialogFilterSuggested: Sendable, TLConstructorPayload {
+        public final class Cons_dialogFilterSuggested: Sendable {
             public let filter: Api.DialogFilter
             public let description: String
 
@@ -1104,8 +1076,6 @@ extension Api {
                 self.filter = filter
                 self.description = description
             }
-
-            public var tlBoxed: DialogFilterSuggested { .dialogFilterSuggested(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1163,14 +1133,12 @@ extension Api.phone {
         /// `phone.groupCallStreamChannels#d0e482b2 channels:Vector<GroupCallStreamChannel> = phone.GroupCallStreamChannels;`
         ///
         /// <https://core.telegram.org/constructor/phone.groupCallStreamChannels>
-        public final class Cons_groupCallStreamChannels: Sendable, TLConstructorPayload {
+        public final class Cons_groupCallStreamChannels: Sendable {
             public let channels: [Api.GroupCallStreamChannel]
 
             public init(channels: [Api.GroupCallStreamChannel]) {
                 self.channels = channels
             }
-
-            public var tlBoxed: GroupCallStreamChannels { .groupCallStreamChannels(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1224,7 +1192,7 @@ extension Api.phone {
         /// `phone.groupCallStreamRtmpUrl#2dbf3432 url:string key:string = phone.GroupCallStreamRtmpUrl;`
         ///
         /// <https://core.telegram.org/constructor/phone.groupCallStreamRtmpUrl>
-        public final class Cons_groupCallStreamRtmpUrl: Sendable, TLConstructorPayload {
+        public final class Cons_groupCallStreamRtmpUrl: Sendable {
             public let url: String
             public let key: String
 
@@ -1232,8 +1200,6 @@ extension Api.phone {
                 self.url = url
                 self.key = key
             }
-
-            public var tlBoxed: GroupCallStreamRtmpUrl { .groupCallStreamRtmpUrl(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1291,14 +1257,12 @@ extension Api.payments {
         /// `payments.exportedInvoice#aed0cbd9 url:string = payments.ExportedInvoice;`
         ///
         /// <https://core.telegram.org/constructor/payments.exportedInvoice>
-        public final class Cons_exportedInvoice: Sendable, TLConstructorPayload {
+        public final class Cons_exportedInvoice: Sendable {
             public let url: String
 
             public init(url: String) {
                 self.url = url
             }
-
-            public var tlBoxed: ExportedInvoice { .exportedInvoice(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1352,7 +1316,7 @@ extension Api {
         /// `premiumSubscriptionOption#5f2d1df2 flags:# current:flags.1?true can_purchase_upgrade:flags.2?true transaction:flags.3?string months:int currency:string amount:long bot_url:string store_product:flags.0?string = PremiumSubscriptionOption;`
         ///
         /// <https://core.telegram.org/constructor/premiumSubscriptionOption>
-        public final class Cons_premiumSubscriptionOption: Sendable, TLConstructorPayload {
+        public final class Cons_premiumSubscriptionOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let transaction: String?
@@ -1388,8 +1352,6 @@ extension Api {
                 self.botUrl = botUrl
                 self.storeProduct = storeProduct
             }
-
-            public var tlBoxed: PremiumSubscriptionOption { .premiumSubscriptionOption(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1475,7 +1437,7 @@ extension Api {
         /// `autoSaveSettings#c84834ce flags:# photos:flags.0?true videos:flags.1?true video_max_size:flags.2?long = AutoSaveSettings;`
         ///
         /// <https://core.telegram.org/constructor/autoSaveSettings>
-        public final class Cons_autoSaveSettings: Sendable, TLConstructorPayload {
+        public final class Cons_autoSaveSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let videoMaxSize: Int64?
@@ -1495,8 +1457,6 @@ extension Api {
                 self.flags = _flags
                 self.videoMaxSize = videoMaxSize
             }
-
-            public var tlBoxed: AutoSaveSettings { .autoSaveSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1602,7 +1562,7 @@ extension Api {
         /// `mediaAreaVenue#be82db9c coordinates:MediaAreaCoordinates geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string = MediaArea;`
         ///
         /// <https://core.telegram.org/constructor/mediaAreaVenue>
-        public final class Cons_mediaAreaVenue: Sendable, TLConstructorPayload {
+        public final class Cons_mediaAreaVenue: Sendable {
             public let coordinates: Api.MediaAreaCoordinates
             public let geo: Api.GeoPoint
             public let title: String
@@ -1620,14 +1580,12 @@ extension Api {
                 self.venueId = venueId
                 self.venueType = venueType
             }
-
-            public var tlBoxed: MediaArea { .mediaAreaVenue(self) }
         }
 
         /// `inputMediaAreaVenue#b282217f coordinates:MediaAreaCoordinates query_id:long result_id:string = MediaArea;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaAreaVenue>
-        public final class Cons_inputMediaAreaVenue: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaAreaVenue: Sendable {
             public let coordinates: Api.MediaAreaCoordinates
             public let queryId: Int64
             public let resultId: String
@@ -1637,14 +1595,12 @@ extension Api {
                 self.queryId = queryId
                 self.resultId = resultId
             }
-
-            public var tlBoxed: MediaArea { .inputMediaAreaVenue(self) }
         }
 
         /// `mediaAreaGeoPoint#cad5452d flags:# coordinates:MediaAreaCoordinates geo:GeoPoint address:flags.0?GeoPointAddress = MediaArea;`
         ///
         /// <https://core.telegram.org/constructor/mediaAreaGeoPoint>
-        public final class Cons_mediaAreaGeoPoint: Sendable, TLConstructorPayload {
+        public final class Cons_mediaAreaGeoPoint: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let coordinates: Api.MediaAreaCoordinates
@@ -1666,14 +1622,12 @@ extension Api {
                 self.geo = geo
                 self.address = address
             }
-
-            public var tlBoxed: MediaArea { .mediaAreaGeoPoint(self) }
         }
 
         /// `mediaAreaSuggestedReaction#14455871 flags:# dark:flags.0?true flipped:flags.1?true coordinates:MediaAreaCoordinates reaction:Reaction = MediaArea;`
         ///
         /// <https://core.telegram.org/constructor/mediaAreaSuggestedReaction>
-        public final class Cons_mediaAreaSuggestedReaction: Sendable, TLConstructorPayload {
+        public final class Cons_mediaAreaSuggestedReaction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let coordinates: Api.MediaAreaCoordinates
@@ -1695,14 +1649,12 @@ extension Api {
                 self.coordinates = coordinates
                 self.reaction = reaction
             }
-
-            public var tlBoxed: MediaArea { .mediaAreaSuggestedReaction(self) }
         }
 
         /// `mediaAreaChannelPost#770416af coordinates:MediaAreaCoordinates channel_id:long msg_id:int = MediaArea;`
         ///
         /// <https://core.telegram.org/constructor/mediaAreaChannelPost>
-        public final class Cons_mediaAreaChannelPost: Sendable, TLConstructorPayload {
+        public final class Cons_mediaAreaChannelPost: Sendable {
             public let coordinates: Api.MediaAreaCoordinates
             public let channelId: Int64
             public let msgId: Int32
@@ -1712,14 +1664,12 @@ extension Api {
                 self.channelId = channelId
                 self.msgId = msgId
             }
-
-            public var tlBoxed: MediaArea { .mediaAreaChannelPost(self) }
         }
 
         /// `inputMediaAreaChannelPost#2271f2bf coordinates:MediaAreaCoordinates channel:InputChannel msg_id:int = MediaArea;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaAreaChannelPost>
-        public final class Cons_inputMediaAreaChannelPost: Sendable, TLConstructorPayload {
+        public final class Cons_inputMediaAreaChannelPost: Sendable {
             public let coordinates: Api.MediaAreaCoordinates
             public let channel: Api.InputChannel
             public let msgId: Int32
@@ -1729,14 +1679,12 @@ extension Api {
                 self.channel = channel
                 self.msgId = msgId
             }
-
-            public var tlBoxed: MediaArea { .inputMediaAreaChannelPost(self) }
         }
 
         /// `mediaAreaUrl#37381085 coordinates:MediaAreaCoordinates url:string = MediaArea;`
         ///
         /// <https://core.telegram.org/constructor/mediaAreaUrl>
-        public final class Cons_mediaAreaUrl: Sendable, TLConstructorPayload {
+        public final class Cons_mediaAreaUrl: Sendable {
             public let coordinates: Api.MediaAreaCoordinates
             public let url: String
 
@@ -1744,14 +1692,12 @@ extension Api {
                 self.coordinates = coordinates
                 self.url = url
             }
-
-            public var tlBoxed: MediaArea { .mediaAreaUrl(self) }
         }
 
         /// `mediaAreaWeather#49a6549c coordinates:MediaAreaCoordinates emoji:string temperature_c:double color:int = MediaArea;`
         ///
         /// <https://core.telegram.org/constructor/mediaAreaWeather>
-        public final class Cons_mediaAreaWeather: Sendable, TLConstructorPayload {
+        public final class Cons_mediaAreaWeather: Sendable {
             public let coordinates: Api.MediaAreaCoordinates
             public let emoji: String
             public let temperatureC: Double
@@ -1763,14 +1709,12 @@ extension Api {
                 self.temperatureC = temperatureC
                 self.color = color
             }
-
-            public var tlBoxed: MediaArea { .mediaAreaWeather(self) }
         }
 
         /// `mediaAreaStarGift#5787686d coordinates:MediaAreaCoordinates slug:string = MediaArea;`
         ///
         /// <https://core.telegram.org/constructor/mediaAreaStarGift>
-        public final class Cons_mediaAreaStarGift: Sendable, TLConstructorPayload {
+        public final class Cons_mediaAreaStarGift: Sendable {
             public let coordinates: Api.MediaAreaCoordinates
             public let slug: String
 
@@ -1778,8 +1722,6 @@ extension Api {
                 self.coordinates = coordinates
                 self.slug = slug
             }
-
-            public var tlBoxed: MediaArea { .mediaAreaStarGift(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2033,7 +1975,7 @@ extension Api {
         /// `peerStories#9a35e999 flags:# peer:Peer max_read_id:flags.0?int stories:Vector<StoryItem> = PeerStories;`
         ///
         /// <https://core.telegram.org/constructor/peerStories>
-        public final class Cons_peerStories: Sendable, TLConstructorPayload {
+        public final class Cons_peerStories: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -2055,8 +1997,6 @@ extension Api {
                 self.maxReadId = maxReadId
                 self.stories = stories
             }
-
-            public var tlBoxed: PeerStories { .peerStories(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2133,7 +2073,7 @@ extension Api.messages {
         /// `messages.savedReactionTags#3259950a tags:Vector<SavedReactionTag> hash:long = messages.SavedReactionTags;`
         ///
         /// <https://core.telegram.org/constructor/messages.savedReactionTags>
-        public final class Cons_savedReactionTags: Sendable, TLConstructorPayload {
+        public final class Cons_savedReactionTags: Sendable {
             public let tags: [Api.SavedReactionTag]
             public let hash: Int64
 
@@ -2141,8 +2081,6 @@ extension Api.messages {
                 self.tags = tags
                 self.hash = hash
             }
-
-            public var tlBoxed: SavedReactionTags { .savedReactionTags(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2207,7 +2145,7 @@ extension Api.smsjobs {
         /// `smsjobs.status#2aee9191 flags:# allow_international:flags.0?true recent_sent:int recent_since:int recent_remains:int total_sent:int total_since:int last_gift_slug:flags.1?string terms_url:string = smsjobs.Status;`
         ///
         /// <https://core.telegram.org/constructor/smsjobs.status>
-        public final class Cons_status: Sendable, TLConstructorPayload {
+        public final class Cons_status: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let recentSent: Int32
@@ -2243,8 +2181,6 @@ extension Api.smsjobs {
                 self.lastGiftSlug = lastGiftSlug
                 self.termsUrl = termsUrl
             }
-
-            public var tlBoxed: Status { .status(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2328,7 +2264,7 @@ extension Api.payments {
         /// `payments.connectedStarRefBots#98d5ea1d count:int connected_bots:Vector<ConnectedBotStarRef> users:Vector<User> = payments.ConnectedStarRefBots;`
         ///
         /// <https://core.telegram.org/constructor/payments.connectedStarRefBots>
-        public final class Cons_connectedStarRefBots: Sendable, TLConstructorPayload {
+        public final class Cons_connectedStarRefBots: Sendable {
             public let count: Int32
             public let connectedBots: [Api.ConnectedBotStarRef]
             public let users: [Api.User]
@@ -2338,8 +2274,6 @@ extension Api.payments {
                 self.connectedBots = connectedBots
                 self.users = users
             }
-
-            public var tlBoxed: ConnectedStarRefBots { .connectedStarRefBots(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2407,14 +2341,12 @@ extension Api.account {
         /// `account.savedMusicIds#998d6636 ids:Vector<long> = account.SavedMusicIds;`
         ///
         /// <https://core.telegram.org/constructor/account.savedMusicIds>
-        public final class Cons_savedMusicIds: Sendable, TLConstructorPayload {
+        public final class Cons_savedMusicIds: Sendable {
             public let ids: [Int64]
 
             public init(ids: [Int64]) {
                 self.ids = ids
             }
-
-            public var tlBoxed: SavedMusicIds { .savedMusicIds(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2475,7 +2407,7 @@ extension Api {
         /// `starGiftUpgradePrice#99ea331d date:int upgrade_stars:long = StarGiftUpgradePrice;`
         ///
         /// <https://core.telegram.org/constructor/starGiftUpgradePrice>
-        public final class Cons_starGiftUpgradePrice: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftUpgradePrice: Sendable {
             public let date: Int32
             public let upgradeStars: Int64
 
@@ -2483,8 +2415,6 @@ extension Api {
                 self.date = date
                 self.upgradeStars = upgradeStars
             }
-
-            public var tlBoxed: StarGiftUpgradePrice { .starGiftUpgradePrice(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2544,7 +2474,7 @@ extension Api {
         /// `starGiftAuctionAcquiredGift#42b00348 flags:# name_hidden:flags.0?true peer:Peer date:int bid_amount:long round:int pos:int message:flags.1?TextWithEntities gift_num:flags.2?int = StarGiftAuctionAcquiredGift;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAuctionAcquiredGift>
-        public final class Cons_starGiftAuctionAcquiredGift: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftAuctionAcquiredGift: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -2581,8 +2511,6 @@ extension Api {
                 self.message = message
                 self.giftNum = giftNum
             }
-
-            public var tlBoxed: StarGiftAuctionAcquiredGift { .starGiftAuctionAcquiredGift(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -18,7 +18,7 @@ extension Api {
         /// `config#cc1a241e flags:# default_p2p_contacts:flags.3?true preload_featured_stickers:flags.4?true revoke_pm_inbox:flags.6?true blocked_mode:flags.8?true force_try_ipv6:flags.14?true date:int expires:int test_mode:Bool this_dc:int dc_options:Vector<DcOption> dc_txt_domain_name:string chat_size_max:int megagroup_size_max:int forwarded_count_max:int online_update_period_ms:int offline_blur_timeout_ms:int offline_idle_timeout_ms:int online_cloud_timeout_ms:int notify_cloud_delay_ms:int notify_default_delay_ms:int push_chat_period_ms:int push_chat_limit:int edit_time_limit:int revoke_time_limit:int revoke_pm_time_limit:int rating_e_decay:int stickers_recent_limit:int channels_read_media_period:int tmp_sessions:flags.0?int call_receive_timeout_ms:int call_ring_timeout_ms:int call_connect_timeout_ms:int call_packet_timeout_ms:int me_url_prefix:string autoupdate_url_prefix:flags.7?string gif_search_username:flags.9?string venue_search_username:flags.10?string img_search_username:flags.11?string static_maps_provider:flags.12?string caption_length_max:int message_length_max:int webfile_dc_id:int suggested_lang_code:flags.2?string lang_pack_version:flags.2?int base_lang_pack_version:flags.2?int reactions_default:flags.15?Reaction autologin_token:flags.16?string = Config;`
         ///
         /// <https://core.telegram.org/constructor/config>
-        public final class Cons_config: Sendable, TLConstructorPayload {
+        public final class Cons_config: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let date: Int32
@@ -175,8 +175,6 @@ extension Api {
                 self.reactionsDefault = reactionsDefault
                 self.autologinToken = autologinToken
             }
-
-            public var tlBoxed: Config { .config(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -419,7 +417,7 @@ extension Api.messages {
         /// `messages.botCallbackAnswer#36585ea4 flags:# alert:flags.1?true has_url:flags.3?true native_ui:flags.4?true message:flags.0?string url:flags.2?string cache_time:int = messages.BotCallbackAnswer;`
         ///
         /// <https://core.telegram.org/constructor/messages.botCallbackAnswer>
-        public final class Cons_botCallbackAnswer: Sendable, TLConstructorPayload {
+        public final class Cons_botCallbackAnswer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let message: String?
@@ -448,8 +446,6 @@ extension Api.messages {
                 self.url = url
                 self.cacheTime = cacheTime
             }
-
-            public var tlBoxed: BotCallbackAnswer { .botCallbackAnswer(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -546,14 +542,12 @@ extension Api {
         /// `phoneCallDiscardReasonMigrateConferenceCall#9fbbf1f7 slug:string = PhoneCallDiscardReason;`
         ///
         /// <https://core.telegram.org/constructor/phoneCallDiscardReasonMigrateConferenceCall>
-        public final class Cons_phoneCallDiscardReasonMigrateConferenceCall: Sendable, TLConstructorPayload {
+        public final class Cons_phoneCallDiscardReasonMigrateConferenceCall: Sendable {
             public let slug: String
 
             public init(slug: String) {
                 self.slug = slug
             }
-
-            public var tlBoxed: PhoneCallDiscardReason { .phoneCallDiscardReasonMigrateConferenceCall(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -640,27 +634,23 @@ extension Api.payments {
         /// `payments.paymentResult#4e5f810d updates:Updates = payments.PaymentResult;`
         ///
         /// <https://core.telegram.org/constructor/payments.paymentResult>
-        public final class Cons_paymentResult: Sendable, TLConstructorPayload {
+        public final class Cons_paymentResult: Sendable {
             public let updates: Api.Updates
 
             public init(updates: Api.Updates) {
                 self.updates = updates
             }
-
-            public var tlBoxed: PaymentResult { .paymentResult(self) }
         }
 
         /// `payments.paymentVerificationNeeded#d8411139 url:string = payments.PaymentResult;`
         ///
         /// <https://core.telegram.org/constructor/payments.paymentVerificationNeeded>
-        public final class Cons_paymentVerificationNeeded: Sendable, TLConstructorPayload {
+        public final class Cons_paymentVerificationNeeded: Sendable {
             public let url: String
 
             public init(url: String) {
                 self.url = url
             }
-
-            public var tlBoxed: PaymentResult { .paymentVerificationNeeded(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -753,20 +743,18 @@ extension Api {
         /// `phoneCallEmpty#5366c915 id:long = PhoneCall;`
         ///
         /// <https://core.telegram.org/constructor/phoneCallEmpty>
-        public struct Cons_phoneCallEmpty: Sendable, TLConstructorPayload {
+        public struct Cons_phoneCallEmpty: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
                 self.id = id
             }
-
-            public var tlBoxed: PhoneCall { .phoneCallEmpty(self) }
         }
 
         /// `phoneCallWaiting#c5226f17 flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long protocol:PhoneCallProtocol receive_date:flags.0?int = PhoneCall;`
         ///
         /// <https://core.telegram.org/constructor/phoneCallWaiting>
-        public final class Cons_phoneCallWaiting: Sendable, TLConstructorPayload {
+        public final class Cons_phoneCallWaiting: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -802,14 +790,12 @@ extension Api {
                 self.`protocol` = `protocol`
                 self.receiveDate = receiveDate
             }
-
-            public var tlBoxed: PhoneCall { .phoneCallWaiting(self) }
         }
 
         /// `phoneCallRequested#14b0ed0c flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long g_a_hash:bytes protocol:PhoneCallProtocol = PhoneCall;`
         ///
         /// <https://core.telegram.org/constructor/phoneCallRequested>
-        public final class Cons_phoneCallRequested: Sendable, TLConstructorPayload {
+        public final class Cons_phoneCallRequested: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -844,14 +830,12 @@ extension Api {
                 self.gAHash = gAHash
                 self.`protocol` = `protocol`
             }
-
-            public var tlBoxed: PhoneCall { .phoneCallRequested(self) }
         }
 
         /// `phoneCallAccepted#3660c311 flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long g_b:bytes protocol:PhoneCallProtocol = PhoneCall;`
         ///
         /// <https://core.telegram.org/constructor/phoneCallAccepted>
-        public final class Cons_phoneCallAccepted: Sendable, TLConstructorPayload {
+        public final class Cons_phoneCallAccepted: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -886,14 +870,12 @@ extension Api {
                 self.gB = gB
                 self.`protocol` = `protocol`
             }
-
-            public var tlBoxed: PhoneCall { .phoneCallAccepted(self) }
         }
 
         /// `phoneCall#30535af5 flags:# p2p_allowed:flags.5?true video:flags.6?true conference_supported:flags.8?true id:long access_hash:long date:int admin_id:long participant_id:long g_a_or_b:bytes key_fingerprint:long protocol:PhoneCallProtocol connections:Vector<PhoneConnection> start_date:int custom_parameters:flags.7?DataJSON = PhoneCall;`
         ///
         /// <https://core.telegram.org/constructor/phoneCall>
-        public final class Cons_phoneCall: Sendable, TLConstructorPayload {
+        public final class Cons_phoneCall: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -945,14 +927,12 @@ extension Api {
                 self.startDate = startDate
                 self.customParameters = customParameters
             }
-
-            public var tlBoxed: PhoneCall { .phoneCall(self) }
         }
 
         /// `phoneCallDiscarded#50ca4de1 flags:# need_rating:flags.2?true need_debug:flags.3?true video:flags.6?true id:long reason:flags.0?PhoneCallDiscardReason duration:flags.1?int = PhoneCall;`
         ///
         /// <https://core.telegram.org/constructor/phoneCallDiscarded>
-        public final class Cons_phoneCallDiscarded: Sendable, TLConstructorPayload {
+        public final class Cons_phoneCallDiscarded: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int64
@@ -981,8 +961,6 @@ extension Api {
                 self.reason = reason
                 self.duration = duration
             }
-
-            public var tlBoxed: PhoneCall { .phoneCallDiscarded(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1249,7 +1227,7 @@ extension Api {
         /// `themeSettings#fa58b6d4 flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?WallPaper = ThemeSettings;`
         ///
         /// <https://core.telegram.org/constructor/themeSettings>
-        public final class Cons_themeSettings: Sendable, TLConstructorPayload {
+        public final class Cons_themeSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let baseTheme: Api.BaseTheme
@@ -1281,8 +1259,6 @@ extension Api {
                 self.messageColors = messageColors
                 self.wallpaper = wallpaper
             }
-
-            public var tlBoxed: ThemeSettings { .themeSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1370,7 +1346,7 @@ extension Api.messages {
         /// `messages.affectedFoundMessages#ef8d3e6c pts:int pts_count:int offset:int messages:Vector<int> = messages.AffectedFoundMessages;`
         ///
         /// <https://core.telegram.org/constructor/messages.affectedFoundMessages>
-        public final class Cons_affectedFoundMessages: Sendable, TLConstructorPayload {
+        public final class Cons_affectedFoundMessages: Sendable {
             public let pts: Int32
             public let ptsCount: Int32
             public let offset: Int32
@@ -1382,8 +1358,6 @@ extension Api.messages {
                 self.offset = offset
                 self.messages = messages
             }
-
-            public var tlBoxed: AffectedFoundMessages { .affectedFoundMessages(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1449,14 +1423,12 @@ extension Api.messages {
         /// `messages.checkedHistoryImportPeer#a24de717 confirm_text:string = messages.CheckedHistoryImportPeer;`
         ///
         /// <https://core.telegram.org/constructor/messages.checkedHistoryImportPeer>
-        public final class Cons_checkedHistoryImportPeer: Sendable, TLConstructorPayload {
+        public final class Cons_checkedHistoryImportPeer: Sendable {
             public let confirmText: String
 
             public init(confirmText: String) {
                 self.confirmText = confirmText
             }
-
-            public var tlBoxed: CheckedHistoryImportPeer { .checkedHistoryImportPeer(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1510,7 +1482,7 @@ extension Api.stories {
         /// `stories.storyReactionsList#aa5f789c flags:# count:int reactions:Vector<StoryReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryReactionsList;`
         ///
         /// <https://core.telegram.org/constructor/stories.storyReactionsList>
-        public final class Cons_storyReactionsList: Sendable, TLConstructorPayload {
+        public final class Cons_storyReactionsList: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -1538,8 +1510,6 @@ extension Api.stories {
                 self.users = users
                 self.nextOffset = nextOffset
             }
-
-            public var tlBoxed: StoryReactionsList { .storyReactionsList(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1617,7 +1587,7 @@ extension Api {
         /// `businessRecipients#21108ff7 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> = BusinessRecipients;`
         ///
         /// <https://core.telegram.org/constructor/businessRecipients>
-        public final class Cons_businessRecipients: Sendable, TLConstructorPayload {
+        public final class Cons_businessRecipients: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let users: [Int64]?
@@ -1643,8 +1613,6 @@ extension Api {
                 self.flags = _flags
                 self.users = users
             }
-
-            public var tlBoxed: BusinessRecipients { .businessRecipients(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1710,7 +1678,7 @@ extension Api {
         /// `starGiftAttributeCounter#2eb1b658 attribute:StarGiftAttributeId count:int = StarGiftAttributeCounter;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAttributeCounter>
-        public final class Cons_starGiftAttributeCounter: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftAttributeCounter: Sendable {
             public let attribute: Api.StarGiftAttributeId
             public let count: Int32
 
@@ -1718,8 +1686,6 @@ extension Api {
                 self.attribute = attribute
                 self.count = count
             }
-
-            public var tlBoxed: StarGiftAttributeCounter { .starGiftAttributeCounter(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1782,14 +1748,12 @@ extension Api.payments {
         /// `payments.starGiftCollections#8a2932f3 collections:Vector<StarGiftCollection> = payments.StarGiftCollections;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftCollections>
-        public final class Cons_starGiftCollections: Sendable, TLConstructorPayload {
+        public final class Cons_starGiftCollections: Sendable {
             public let collections: [Api.StarGiftCollection]
 
             public init(collections: [Api.StarGiftCollection]) {
                 self.collections = collections
             }
-
-            public var tlBoxed: StarGiftCollections { .starGiftCollections(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1855,14 +1819,12 @@ extension Api.payments {
         /// `payments.checkCanSendGiftResultFail#d5e58274 reason:TextWithEntities = payments.CheckCanSendGiftResult;`
         ///
         /// <https://core.telegram.org/constructor/payments.checkCanSendGiftResultFail>
-        public final class Cons_checkCanSendGiftResultFail: Sendable, TLConstructorPayload {
+        public final class Cons_checkCanSendGiftResultFail: Sendable {
             public let reason: Api.TextWithEntities
 
             public init(reason: Api.TextWithEntities) {
                 self.reason = reason
             }
-
-            public var tlBoxed: CheckCanSendGiftResult { .checkCanSendGiftResultFail(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1923,14 +1885,12 @@ extension Api.account {
         /// `account.passkeys#f8e0aa1c passkeys:Vector<Passkey> = account.Passkeys;`
         ///
         /// <https://core.telegram.org/constructor/account.passkeys>
-        public final class Cons_passkeys: Sendable, TLConstructorPayload {
+        public final class Cons_passkeys: Sendable {
             public let passkeys: [Api.Passkey]
 
             public init(passkeys: [Api.Passkey]) {
                 self.passkeys = passkeys
             }
-
-            public var tlBoxed: Passkeys { .passkeys(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1984,7 +1944,7 @@ extension Api.communities {
         /// `communities.participantJoinedChats#8d78512a creator_chat_ids:Vector<long> joined_chat_ids:Vector<long> chats:Vector<Chat> users:Vector<User> = communities.ParticipantJoinedChats;`
         ///
         /// <https://core.telegram.org/constructor/communities.participantJoinedChats>
-        public final class Cons_participantJoinedChats: Sendable, TLConstructorPayload {
+        public final class Cons_participantJoinedChats: Sendable {
             public let creatorChatIds: [Int64]
             public let joinedChatIds: [Int64]
             public let chats: [Api.Chat]
@@ -1996,8 +1956,6 @@ extension Api.communities {
                 self.chats = chats
                 self.users = users
             }
-
-            public var tlBoxed: ParticipantJoinedChats { .participantJoinedChats(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

@@ -395,11 +395,10 @@ public struct SwiftEmitter {
     /// defaults for optional fields and flags, and the `#` words, computed once by the init from which fields are
     /// set and stored, so that writing a value loads each word instead of testing every field (`true` flags read
     /// their bit of it).
-    /// It prints as its constructor (`TLConstructorPayload`): `tlBoxed` wraps it in the case of `boxed`, its type.
-    func emitPayload(name: String, combinator c: Combinator, boxed: String, into w: SwiftWriter) {
+    func emitPayload(name: String, combinator c: Combinator, into w: SwiftWriter) {
         let fields = emittedFields(c).filter(\.isStored)
         let words = storedFlagWords(c)
-        w.block("public \(payloadIsInline(c) ? "struct" : "final class") \(name): Sendable, TLConstructorPayload") {
+        w.block("public \(payloadIsInline(c) ? "struct" : "final class") \(name): Sendable") {
             for nat in words {
                 w.line("/// The `\(nat.name)` word: which optional fields and flags are set.")
                 w.line("public let \(Naming.escaped(Naming.fieldName(nat.name))): Int32")
@@ -446,8 +445,6 @@ public struct SwiftEmitter {
                 w.line("/// The `\(nat.name)` word: no field of this constructor depends on it.")
                 w.line("public var \(Naming.escaped(Naming.fieldName(nat.name))): Int32 { 0 }")
             }
-            w.line("")
-            w.line("public var tlBoxed: \(boxed) { .\(caseName(c))(self) }")
         }
     }
 
@@ -805,7 +802,7 @@ public struct SwiftEmitter {
                     w.line("")
                     w.line("/// `\(c.definition)`")
                     specLink("constructor", c.name, into: w)
-                    emitPayload(name: consName(c), combinator: c, boxed: swiftName, into: w)
+                    emitPayload(name: consName(c), combinator: c, into: w)
                 }
                 w.line("")
                 w.block("public func serialize(_ buffer: Buffer, _ boxed: Bool)") {

@@ -38,20 +38,4 @@ import TelegramApi
         #expect("\(call.0)" == "messages.sendMessage(flags: 0x0, peer: inputPeerSelf(), message: [[redacted]], "
             + "random_id: 9)")
     }
-
-    @Test func aPayloadPrintedOnItsOwnNamesItsConstructorAndFields() {
-        let payload = Api.messages.Messages.Cons_messages(
-            messages: [.messageEmpty(.init(id: 3))], topics: [], chats: [],
-            users: [.user(.init(isSelf: true, id: 7, firstName: "Ann", phone: "15550001"))])
-        #expect("\(payload)" == "messages.messages(messages: [messageEmpty(flags: 0x0, id: 3)], topics: [], "
-            + "chats: [], users: [user(flags: 0x412, self: true, flags2: 0x0, id: 7, first_name: \"Ann\", "
-            + "phone: [[redacted]])])")
-        #expect(String(describing: payload) == "\(payload)")
-        // A payload stored inline (a struct) prints the same way.
-        #expect("\(Api.Peer.Cons_peerUser(userId: 42))" == "peerUser(user_id: 42)")
-        // A TL field named `description` keeps its property; the payload still prints as its constructor.
-        let command = Api.BotCommand.Cons_botCommand(command: "start", description: "Begin")
-        #expect(command.description == "Begin")
-        #expect("\(command)" == "botCommand(flags: 0x0, command: \"start\", description: \"Begin\")")
-    }
 }

@@ -31,10 +31,10 @@ import Testing
         let text = try Self.emitted(Self.boundary)
         // `true` flags are bits of the stored `#` word; an optional number keeps its own tag beside it.
         for name in ["oneLong", "boolThenInt", "manyFlags"] {
-            #expect(text.contains("public struct Cons_\(name): Sendable, TLConstructorPayload {"), "\(name)")
+            #expect(text.contains("public struct Cons_\(name): Sendable {"), "\(name)")
         }
         for name in ["sharedBit", "intThenOptionalInt", "optionalLong", "twoLongs", "withString", "withObject"] {
-            #expect(text.contains("public final class Cons_\(name): Sendable, TLConstructorPayload {"), "\(name)")
+            #expect(text.contains("public final class Cons_\(name): Sendable {"), "\(name)")
         }
         #expect(!text.contains("Cons_empty"))
     }

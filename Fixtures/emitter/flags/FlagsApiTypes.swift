@@ -15,14 +15,12 @@ extension FlagsApi {
         case photoEmpty
 
         /// `photo#32e47466 id:long = Photo;`
-        public struct Cons_photo: Sendable, TLConstructorPayload {
+        public struct Cons_photo: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
                 self.id = id
             }
-
-            public var tlBoxed: Photo { .photo(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -79,7 +77,7 @@ extension FlagsApi {
         case user(Cons_user)
 
         /// `user#f3a846e9 flags:# self:flags.10?true bot:flags.14?true id:long first_name:flags.1?string bot_info_version:flags.14?int flags2:# premium:flags2.3?true usernames:flags2.0?Vector<string> photos:flags2.1?Vector<Photo> ids:flags.31?Vector<long> blobs:flags2.2?Vector<bytes> = User;`
-        public final class Cons_user: Sendable, TLConstructorPayload {
+        public final class Cons_user: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             /// The `flags2` word: which optional fields and flags are set.
@@ -129,8 +127,6 @@ extension FlagsApi {
                 self.ids = ids
                 self.blobs = blobs
             }
-
-            public var tlBoxed: User { .user(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -239,7 +235,7 @@ extension FlagsApi {
         case userStatus(Cons_userStatus)
 
         /// `userStatus#0ce86825 flags:# by_me:flags.0?true = UserStatus;`
-        public struct Cons_userStatus: Sendable, TLConstructorPayload {
+        public struct Cons_userStatus: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public var byMe: Bool { tlFlagIsSet(flags, 0x1) }
@@ -253,8 +249,6 @@ extension FlagsApi {
             init(_ _flags: Int32) {
                 self.flags = _flags
             }
-
-            public var tlBoxed: UserStatus { .userStatus(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

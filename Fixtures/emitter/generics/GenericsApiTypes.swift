@@ -12,7 +12,7 @@ extension GenericsApi {
         case error(Cons_error)
 
         /// `error#c4b9f9bb code:int text:string = Error;`
-        public final class Cons_error: Sendable, TLConstructorPayload {
+        public final class Cons_error: Sendable {
             public let code: Int32
             public let text: String
 
@@ -20,8 +20,6 @@ extension GenericsApi {
                 self.code = code
                 self.text = text
             }
-
-            public var tlBoxed: Error { .error(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -75,7 +73,7 @@ extension GenericsApi {
         case config(Cons_config)
 
         /// `config#70d0f553 date:int test_mode:Bool = Config;`
-        public struct Cons_config: Sendable, TLConstructorPayload {
+        public struct Cons_config: Sendable {
             public let date: Int32
             public let testMode: Bool
 
@@ -83,8 +81,6 @@ extension GenericsApi {
                 self.date = date
                 self.testMode = testMode
             }
-
-            public var tlBoxed: Config { .config(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

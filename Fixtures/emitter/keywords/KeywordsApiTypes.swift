@@ -15,7 +15,7 @@ extension KeywordsApi {
         case `default`
 
         /// `keys#1413010c flags:# self:flags.0?true default:string static:long type:int Type:int protocol:flags.1?int init:int class:Bool = Keys;`
-        public final class Cons_keys: Sendable, TLConstructorPayload {
+        public final class Cons_keys: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let `default`: String
@@ -51,8 +51,6 @@ extension KeywordsApi {
                 self.init_ = init_
                 self.`class` = `class`
             }
-
-            public var tlBoxed: Keys { .keys(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

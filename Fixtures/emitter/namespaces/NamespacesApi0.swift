@@ -12,7 +12,7 @@ extension NamespacesApi {
         case future_salt(Cons_future_salt)
 
         /// `future_salt#0949d9dc valid_since:int valid_until:int salt:long = FutureSalt;`
-        public final class Cons_future_salt: Sendable, TLConstructorPayload {
+        public final class Cons_future_salt: Sendable {
             public let validSince: Int32
             public let validUntil: Int32
             public let salt: Int64
@@ -22,8 +22,6 @@ extension NamespacesApi {
                 self.validUntil = validUntil
                 self.salt = salt
             }
-
-            public var tlBoxed: FutureSalt { .future_salt(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -80,7 +78,7 @@ extension NamespacesApi {
         case message(Cons_message)
 
         /// `message#5bb8e511 msg_id:long seqno:int bytes:int body:Object = Message;`
-        public final class Cons_message: Sendable, TLConstructorPayload {
+        public final class Cons_message: Sendable {
             public let msgId: Int64
             public let seqno: Int32
             public let bytes: Int32
@@ -92,8 +90,6 @@ extension NamespacesApi {
                 self.bytes = bytes
                 self.body = body
             }
-
-            public var tlBoxed: Message { .message(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -164,14 +160,12 @@ extension NamespacesApi {
         case msg_container(Cons_msg_container)
 
         /// `msg_container#73f1f8dc messages:vector<%Message> = MessageContainer;`
-        public final class Cons_msg_container: Sendable, TLConstructorPayload {
+        public final class Cons_msg_container: Sendable {
             public let messages: [NamespacesApi.Message]
 
             public init(messages: [NamespacesApi.Message]) {
                 self.messages = messages
             }
-
-            public var tlBoxed: MessageContainer { .msg_container(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {

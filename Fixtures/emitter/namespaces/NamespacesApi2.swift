@@ -12,7 +12,7 @@ extension NamespacesApi {
         case future_salts(Cons_future_salts)
 
         /// `future_salts#ae500895 req_msg_id:long now:int salts:vector<future_salt> = FutureSalts;`
-        public final class Cons_future_salts: Sendable, TLConstructorPayload {
+        public final class Cons_future_salts: Sendable {
             public let reqMsgId: Int64
             public let now: Int32
             public let salts: [NamespacesApi.FutureSalt]
@@ -22,8 +22,6 @@ extension NamespacesApi {
                 self.now = now
                 self.salts = salts
             }
-
-            public var tlBoxed: FutureSalts { .future_salts(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -87,7 +85,7 @@ extension NamespacesApi {
         case resPQ(Cons_resPQ)
 
         /// `resPQ#45570f49 nonce:int128 new_nonce:int256 pq:bytes = ResPQ;`
-        public final class Cons_resPQ: Sendable, TLConstructorPayload {
+        public final class Cons_resPQ: Sendable {
             public let nonce: TLInt128
             public let newNonce: TLInt256
             public let pq: [UInt8]
@@ -97,8 +95,6 @@ extension NamespacesApi {
                 self.newNonce = newNonce
                 self.pq = pq
             }
-
-            public var tlBoxed: ResPQ { .resPQ(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -158,7 +154,7 @@ extension NamespacesApi.messages {
         case messagesNotModified(Cons_messagesNotModified)
 
         /// `messages.messages#65e96239 messages:Vector<Message> count:int = messages.Messages;`
-        public final class Cons_messages: Sendable, TLConstructorPayload {
+        public final class Cons_messages: Sendable {
             public let messages: [NamespacesApi.Message]
             public let count: Int32
 
@@ -166,19 +162,15 @@ extension NamespacesApi.messages {
                 self.messages = messages
                 self.count = count
             }
-
-            public var tlBoxed: Messages { .messages(self) }
         }
 
         /// `messages.messagesNotModified#74535f21 count:int = messages.Messages;`
-        public struct Cons_messagesNotModified: Sendable, TLConstructorPayload {
+        public struct Cons_messagesNotModified: Sendable {
             public let count: Int32
 
             public init(count: Int32) {
                 self.count = count
             }
-
-            public var tlBoxed: Messages { .messagesNotModified(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -246,14 +238,12 @@ extension NamespacesApi.help {
         case config(Cons_config)
 
         /// `help.config#05316cfa date:int = help.Config;`
-        public struct Cons_config: Sendable, TLConstructorPayload {
+        public struct Cons_config: Sendable {
             public let date: Int32
 
             public init(date: Int32) {
                 self.date = date
             }
-
-            public var tlBoxed: Config { .config(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
