@@ -1375,6 +1375,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getPassword` boxed at the end of `buffer`.
+    @inline(never)
     public static func getPassword(into buffer: Buffer) {
         buffer.appendUInt32(0x548a30f5)
     }
@@ -1391,6 +1392,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.uploadWallPaper` boxed at the end of `buffer`.
+    @inline(never)
     public static func uploadWallPaper(into buffer: Buffer, forChat: Bool = false, file: Api.InputFile, mimeType: String, settings: Api.WallPaperSettings) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: forChat)
@@ -1415,6 +1417,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.markDialogUnread` boxed at the end of `buffer`.
+    @inline(never)
     public static func markDialogUnread(into buffer: Buffer, unread: Bool = false, parentPeer: Api.InputPeer? = nil, peer: Api.InputDialogPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: unread)
@@ -1439,6 +1442,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteScheduledMessages` boxed at the end of `buffer`.
+    @inline(never)
     public static func deleteScheduledMessages(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x59ae2b16)
         peer.serialize(buffer, true)
@@ -1457,6 +1461,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPollVotes` boxed at the end of `buffer`.
+    @inline(never)
     public static func getPollVotes(into buffer: Buffer, peer: Api.InputPeer, id: Int32, option: [UInt8]? = nil, offset: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: option != nil)
@@ -1488,6 +1493,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteSavedHistory` boxed at the end of `buffer`.
+    @inline(never)
     public static func deleteSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
@@ -1522,6 +1528,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getFactCheck` boxed at the end of `buffer`.
+    @inline(never)
     public static func getFactCheck(into buffer: Buffer, peer: Api.InputPeer, msgId: [Int32]) {
         buffer.appendUInt32(0xb9cdc5ee)
         peer.serialize(buffer, true)
@@ -1540,6 +1547,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportMessagesDelivery` boxed at the end of `buffer`.
+    @inline(never)
     public static func reportMessagesDelivery(into buffer: Buffer, push: Bool = false, peer: Api.InputPeer, id: [Int32]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: push)
@@ -1563,6 +1571,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.leaveChannel` boxed at the end of `buffer`.
+    @inline(never)
     public static func leaveChannel(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0xf836aa95)
         channel.serialize(buffer, true)
@@ -1580,6 +1589,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setCustomVerification` boxed at the end of `buffer`.
+    @inline(never)
     public static func setCustomVerification(into buffer: Buffer, enabled: Bool = false, bot: Api.InputUser? = nil, peer: Api.InputPeer, customDescription: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: enabled)
@@ -1608,6 +1618,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.exportBotToken` boxed at the end of `buffer`.
+    @inline(never)
     public static func exportBotToken(into buffer: Buffer, bot: Api.InputUser, revoke: Bool) {
         buffer.appendUInt32(0xbd0d99eb)
         bot.serialize(buffer, true)
@@ -1626,6 +1637,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.editConnectedStarRefBot` boxed at the end of `buffer`.
+    @inline(never)
     public static func editConnectedStarRefBot(into buffer: Buffer, revoked: Bool = false, peer: Api.InputPeer, link: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: revoked)
@@ -1649,6 +1661,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.activateStealthMode` boxed at the end of `buffer`.
+    @inline(never)
     public static func activateStealthMode(into buffer: Buffer, past: Bool = false, future: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: past)
@@ -1671,6 +1684,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getPeerStories` boxed at the end of `buffer`.
+    @inline(never)
     public static func getPeerStories(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x2c4ada50)
         peer.serialize(buffer, true)

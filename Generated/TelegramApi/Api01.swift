@@ -1483,6 +1483,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getNotifySettings` boxed at the end of `buffer`.
+    @inline(never)
     public static func getNotifySettings(into buffer: Buffer, peer: Api.InputNotifyPeer) {
         buffer.appendUInt32(0x12b3ad31)
         peer.serialize(buffer, true)
@@ -1500,6 +1501,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.sendVerifyEmailCode` boxed at the end of `buffer`.
+    @inline(never)
     public static func sendVerifyEmailCode(into buffer: Buffer, purpose: Api.EmailVerifyPurpose, email: String) {
         buffer.appendUInt32(0x98e037bb)
         purpose.serialize(buffer, true)
@@ -1518,6 +1520,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.clearRecentEmojiStatuses` boxed at the end of `buffer`.
+    @inline(never)
     public static func clearRecentEmojiStatuses(into buffer: Buffer) {
         buffer.appendUInt32(0x18201aae)
     }
@@ -1534,6 +1537,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.suggestBirthday` boxed at the end of `buffer`.
+    @inline(never)
     public static func suggestBirthday(into buffer: Buffer, id: Api.InputUser, birthday: Api.Birthday) {
         buffer.appendUInt32(0xfc533372)
         id.serialize(buffer, true)
@@ -1552,6 +1556,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getStatuses` boxed at the end of `buffer`.
+    @inline(never)
     public static func getStatuses(into buffer: Buffer) {
         buffer.appendUInt32(0xc4a353ee)
     }
@@ -1568,6 +1573,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.migrateChat` boxed at the end of `buffer`.
+    @inline(never)
     public static func migrateChat(into buffer: Buffer, chatId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xa2875319)
@@ -1587,6 +1593,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readMentions` boxed at the end of `buffer`.
+    @inline(never)
     public static func readMentions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -1612,6 +1619,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendWebViewResultMessage` boxed at the end of `buffer`.
+    @inline(never)
     public static func sendWebViewResultMessage(into buffer: Buffer, botQueryId: String, result: Api.InputBotInlineResult) {
         buffer.appendUInt32(0x0a4314f5)
         buffer.appendTLString(botQueryId)
@@ -1630,6 +1638,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getUnreadPollVotes` boxed at the end of `buffer`.
+    @inline(never)
     public static func getUnreadPollVotes(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -1662,6 +1671,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.getWebFile` boxed at the end of `buffer`.
+    @inline(never)
     public static func getWebFile(into buffer: Buffer, location: Api.InputWebFileLocation, offset: Int32, limit: Int32) {
         buffer.appendUInt32(0x24e6818d)
         location.serialize(buffer, true)
@@ -1683,6 +1693,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.togglePreHistoryHidden` boxed at the end of `buffer`.
+    @inline(never)
     public static func togglePreHistoryHidden(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0xeabbb94c)
         channel.serialize(buffer, true)
@@ -1701,6 +1712,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setBotInfo` boxed at the end of `buffer`.
+    @inline(never)
     public static func setBotInfo(into buffer: Buffer, bot: Api.InputUser? = nil, langCode: String, name: String? = nil, about: String? = nil, description: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: bot != nil)
@@ -1736,6 +1748,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.changeStarsSubscription` boxed at the end of `buffer`.
+    @inline(never)
     public static func changeStarsSubscription(into buffer: Buffer, peer: Api.InputPeer, subscriptionId: String, canceled: Bool? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: canceled != nil)
@@ -1762,6 +1775,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.connectStarRefBot` boxed at the end of `buffer`.
+    @inline(never)
     public static func connectStarRefBot(into buffer: Buffer, peer: Api.InputPeer, bot: Api.InputUser) {
         buffer.appendUInt32(0x7ed5348a)
         peer.serialize(buffer, true)
@@ -1780,6 +1794,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.checkCanSendGift` boxed at the end of `buffer`.
+    @inline(never)
     public static func checkCanSendGift(into buffer: Buffer, giftId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xc0c4edc9)
@@ -1799,6 +1814,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupCall` boxed at the end of `buffer`.
+    @inline(never)
     public static func getGroupCall(into buffer: Buffer, call: Api.InputGroupCall, limit: Int32) {
         buffer.appendUInt32(0x041845db)
         call.serialize(buffer, true)
@@ -1817,6 +1833,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.editExportedInvite` boxed at the end of `buffer`.
+    @inline(never)
     public static func editExportedInvite(into buffer: Buffer, chatlist: Api.InputChatlist, slug: String, title: String? = nil, peers: [Api.InputPeer]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: title != nil)

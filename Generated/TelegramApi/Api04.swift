@@ -3667,6 +3667,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.signUp` boxed at the end of `buffer`.
+    @inline(never)
     public static func signUp(into buffer: Buffer, noJoinedNotifications: Bool = false, phoneNumber: String, phoneCodeHash: String, firstName: String, lastName: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: noJoinedNotifications)
@@ -3692,6 +3693,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.resetLoginEmail` boxed at the end of `buffer`.
+    @inline(never)
     public static func resetLoginEmail(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String) {
         buffer.appendUInt32(0x7e960193)
         buffer.appendTLString(phoneNumber)
@@ -3710,6 +3712,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.createTheme` boxed at the end of `buffer`.
+    @inline(never)
     public static func createTheme(into buffer: Buffer, slug: String, title: String, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: document != nil)
@@ -3738,6 +3741,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getPasskeys` boxed at the end of `buffer`.
+    @inline(never)
     public static func getPasskeys(into buffer: Buffer) {
         buffer.appendUInt32(0xea1f0c52)
     }
@@ -3754,6 +3758,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.getFullUser` boxed at the end of `buffer`.
+    @inline(never)
     public static func getFullUser(into buffer: Buffer, id: Api.InputUser) {
         buffer.appendUInt32(0xb60f5918)
         id.serialize(buffer, true)
@@ -3771,6 +3776,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteChatUser` boxed at the end of `buffer`.
+    @inline(never)
     public static func deleteChatUser(into buffer: Buffer, revokeHistory: Bool = false, chatId: Int64, userId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: revokeHistory)
@@ -3794,6 +3800,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.createChat` boxed at the end of `buffer`.
+    @inline(never)
     public static func createChat(into buffer: Buffer, users: [Api.InputUser], title: String, ttlPeriod: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: ttlPeriod != nil)
@@ -3820,6 +3827,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.installStickerSet` boxed at the end of `buffer`.
+    @inline(never)
     public static func installStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet, archived: Bool) {
         buffer.appendUInt32(0xc78fe460)
         stickerset.serialize(buffer, true)
@@ -3838,6 +3846,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchStickerSets` boxed at the end of `buffer`.
+    @inline(never)
     public static func searchStickerSets(into buffer: Buffer, excludeFeatured: Bool = false, q: String, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: excludeFeatured)
@@ -3861,6 +3870,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiKeywords` boxed at the end of `buffer`.
+    @inline(never)
     public static func getEmojiKeywords(into buffer: Buffer, langCode: String) {
         buffer.appendUInt32(0x35a0e062)
         buffer.appendTLString(langCode)
@@ -3878,6 +3888,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSuggestedDialogFilters` boxed at the end of `buffer`.
+    @inline(never)
     public static func getSuggestedDialogFilters(into buffer: Buffer) {
         buffer.appendUInt32(0xa29cd42c)
     }
@@ -3894,6 +3905,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.getCdnFile` boxed at the end of `buffer`.
+    @inline(never)
     public static func getCdnFile(into buffer: Buffer, fileToken: [UInt8], offset: Int64, limit: Int32) {
         buffer.appendUInt32(0x395f69da)
         buffer.appendTLBytes(fileToken)
@@ -3915,6 +3927,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.deleteChannel` boxed at the end of `buffer`.
+    @inline(never)
     public static func deleteChannel(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0xc0111fe3)
         channel.serialize(buffer, true)
@@ -3932,6 +3945,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleSlowMode` boxed at the end of `buffer`.
+    @inline(never)
     public static func toggleSlowMode(into buffer: Buffer, channel: Api.InputChannel, seconds: Int32) {
         buffer.appendUInt32(0xedd49ef0)
         channel.serialize(buffer, true)
@@ -3950,6 +3964,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.reorderPreviewMedias` boxed at the end of `buffer`.
+    @inline(never)
     public static func reorderPreviewMedias(into buffer: Buffer, bot: Api.InputUser, langCode: String, order: [Api.InputMedia]) {
         buffer.appendUInt32(0xb627f3aa)
         bot.serialize(buffer, true)
@@ -3969,6 +3984,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.exportInvoice` boxed at the end of `buffer`.
+    @inline(never)
     public static func exportInvoice(into buffer: Buffer, invoiceMedia: Api.InputMedia) {
         buffer.appendUInt32(0x0f91b065)
         invoiceMedia.serialize(buffer, true)
@@ -3986,6 +4002,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.saveStarGift` boxed at the end of `buffer`.
+    @inline(never)
     public static func saveStarGift(into buffer: Buffer, unsave: Bool = false, stargift: Api.InputSavedStarGift) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: unsave)
@@ -4008,6 +4025,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.getExportedInvites` boxed at the end of `buffer`.
+    @inline(never)
     public static func getExportedInvites(into buffer: Buffer, chatlist: Api.InputChatlist) {
         buffer.appendUInt32(0xce03da83)
         chatlist.serialize(buffer, true)
@@ -4025,6 +4043,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.sendStory` boxed at the end of `buffer`.
+    @inline(never)
     public static func sendStory(into buffer: Buffer, pinned: Bool = false, noforwards: Bool = false, fwdModified: Bool = false, peer: Api.InputPeer, media: Api.InputMedia, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, period: Int32? = nil, fwdFromId: Api.InputPeer? = nil, fwdFromStory: Int32? = nil, albums: [Int32]? = nil, music: Api.InputDocument? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: pinned)

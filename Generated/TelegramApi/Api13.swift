@@ -2631,6 +2631,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getChatThemes` boxed at the end of `buffer`.
+    @inline(never)
     public static func getChatThemes(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xd638de89)
@@ -2650,6 +2651,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updatePersonalChannel` boxed at the end of `buffer`.
+    @inline(never)
     public static func updatePersonalChannel(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0xd94305e0)
         channel.serialize(buffer, true)
@@ -2667,6 +2669,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportSpam` boxed at the end of `buffer`.
+    @inline(never)
     public static func reportSpam(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0xcf1592db)
         peer.serialize(buffer, true)
@@ -2684,6 +2687,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPinnedDialogs` boxed at the end of `buffer`.
+    @inline(never)
     public static func getPinnedDialogs(into buffer: Buffer, folderId: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd6b94df2)
@@ -2703,6 +2707,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.hideAllChatJoinRequests` boxed at the end of `buffer`.
+    @inline(never)
     public static func hideAllChatJoinRequests(into buffer: Buffer, approved: Bool = false, peer: Api.InputPeer, link: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: approved)
@@ -2729,6 +2734,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.dismissSuggestion` boxed at the end of `buffer`.
+    @inline(never)
     public static func dismissSuggestion(into buffer: Buffer, peer: Api.InputPeer, suggestion: String) {
         buffer.appendUInt32(0xf50dbaa1)
         peer.serialize(buffer, true)
@@ -2747,6 +2753,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.restrictSponsoredMessages` boxed at the end of `buffer`.
+    @inline(never)
     public static func restrictSponsoredMessages(into buffer: Buffer, channel: Api.InputChannel, restricted: Bool) {
         buffer.appendUInt32(0x9ae91519)
         channel.serialize(buffer, true)
@@ -2765,6 +2772,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.createBot` boxed at the end of `buffer`.
+    @inline(never)
     public static func createBot(into buffer: Buffer, viaDeeplink: Bool = false, name: String, username: String, managerId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: viaDeeplink)
@@ -2789,6 +2797,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsRevenueStats` boxed at the end of `buffer`.
+    @inline(never)
     public static func getStarsRevenueStats(into buffer: Buffer, dark: Bool = false, ton: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -2812,6 +2821,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.changeSticker` boxed at the end of `buffer`.
+    @inline(never)
     public static func changeSticker(into buffer: Buffer, sticker: Api.InputDocument, emoji: String? = nil, maskCoords: Api.MaskCoords? = nil, keywords: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: emoji != nil)
@@ -2843,6 +2853,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.editGroupCallTitle` boxed at the end of `buffer`.
+    @inline(never)
     public static func editGroupCallTitle(into buffer: Buffer, call: Api.InputGroupCall, title: String) {
         buffer.appendUInt32(0x1ca6ac0a)
         call.serialize(buffer, true)
@@ -2861,6 +2872,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getMegagroupStats` boxed at the end of `buffer`.
+    @inline(never)
     public static func getMegagroupStats(into buffer: Buffer, dark: Bool = false, channel: Api.InputChannel) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -2883,6 +2895,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getStoryPublicForwards` boxed at the end of `buffer`.
+    @inline(never)
     public static func getStoryPublicForwards(into buffer: Buffer, peer: Api.InputPeer, id: Int32, offset: String, limit: Int32) {
         buffer.appendUInt32(0xa6437ef6)
         peer.serialize(buffer, true)
@@ -2903,6 +2916,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.startLive` boxed at the end of `buffer`.
+    @inline(never)
     public static func startLive(into buffer: Buffer, pinned: Bool = false, noforwards: Bool = false, rtmpStream: Bool = false, peer: Api.InputPeer, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: pinned)
@@ -2947,6 +2961,7 @@ extension Api.functions.premium {
     }
 
     /// Writes `premium.getBoostsStatus` boxed at the end of `buffer`.
+    @inline(never)
     public static func getBoostsStatus(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x042f1f61)
         peer.serialize(buffer, true)
@@ -2964,6 +2979,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.create` boxed at the end of `buffer`.
+    @inline(never)
     public static func create(into buffer: Buffer, hidden: Bool = false, title: String, about: String? = nil, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: hidden)

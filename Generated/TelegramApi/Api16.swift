@@ -3549,6 +3549,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.registerDevice` boxed at the end of `buffer`.
+    @inline(never)
     public static func registerDevice(into buffer: Buffer, noMuted: Bool = false, tokenType: Int32, token: String, appSandbox: Bool, secret: [UInt8], otherUids: [Int64]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: noMuted)
@@ -3575,6 +3576,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveSecureValue` boxed at the end of `buffer`.
+    @inline(never)
     public static func saveSecureValue(into buffer: Buffer, value: Api.InputSecureValue, secureSecretId: Int64) {
         buffer.appendUInt32(0x899fe31d)
         value.serialize(buffer, true)
@@ -3593,6 +3595,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getAuthorizationForm` boxed at the end of `buffer`.
+    @inline(never)
     public static func getAuthorizationForm(into buffer: Buffer, botId: Int64, scope: String, publicKey: String) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xa929597a)
@@ -3614,6 +3617,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.cancelPasswordEmail` boxed at the end of `buffer`.
+    @inline(never)
     public static func cancelPasswordEmail(into buffer: Buffer) {
         buffer.appendUInt32(0xc1cbd5b6)
     }
@@ -3630,6 +3634,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getChannelRestrictedStatusEmojis` boxed at the end of `buffer`.
+    @inline(never)
     public static func getChannelRestrictedStatusEmojis(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x35a9e0d5)
@@ -3649,6 +3654,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getUniqueGiftChatThemes` boxed at the end of `buffer`.
+    @inline(never)
     public static func getUniqueGiftChatThemes(into buffer: Buffer, offset: String, limit: Int32, hash: Int64) {
         buffer.appendUInt32(0xe42ce9c9)
         buffer.appendTLString(offset)
@@ -3670,6 +3676,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.updateContactNote` boxed at the end of `buffer`.
+    @inline(never)
     public static func updateContactNote(into buffer: Buffer, id: Api.InputUser, note: Api.TextWithEntities) {
         buffer.appendUInt32(0x139f63fb)
         id.serialize(buffer, true)
@@ -3688,6 +3695,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDhConfig` boxed at the end of `buffer`.
+    @inline(never)
     public static func getDhConfig(into buffer: Buffer, version: Int32, randomLength: Int32) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x26cf8950)
@@ -3708,6 +3716,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.importChatInvite` boxed at the end of `buffer`.
+    @inline(never)
     public static func importChatInvite(into buffer: Buffer, hash: String) {
         buffer.appendUInt32(0xde91436e)
         buffer.appendTLString(hash)
@@ -3725,6 +3734,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendVote` boxed at the end of `buffer`.
+    @inline(never)
     public static func sendVote(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, options: [[UInt8]]) {
         buffer.appendUInt32(0x10ea6184)
         peer.serialize(buffer, true)
@@ -3744,6 +3754,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSearchResultsPositions` boxed at the end of `buffer`.
+    @inline(never)
     public static func getSearchResultsPositions(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: savedPeerId != nil)
@@ -3772,6 +3783,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMyStickers` boxed at the end of `buffer`.
+    @inline(never)
     public static func getMyStickers(into buffer: Buffer, offsetId: Int64, limit: Int32) {
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0xd0b5e1fc)
@@ -3792,6 +3804,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteTopicHistory` boxed at the end of `buffer`.
+    @inline(never)
     public static func deleteTopicHistory(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32) {
         buffer.appendUInt32(0xd2816f10)
         peer.serialize(buffer, true)
@@ -3810,6 +3823,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getNearestDc` boxed at the end of `buffer`.
+    @inline(never)
     public static func getNearestDc(into buffer: Buffer) {
         buffer.appendUInt32(0x1fb33026)
     }
@@ -3826,6 +3840,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleParticipantsHidden` boxed at the end of `buffer`.
+    @inline(never)
     public static func toggleParticipantsHidden(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0x6a6e7854)
         channel.serialize(buffer, true)
@@ -3844,6 +3859,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.setEmojiStickers` boxed at the end of `buffer`.
+    @inline(never)
     public static func setEmojiStickers(into buffer: Buffer, channel: Api.InputChannel, stickerset: Api.InputStickerSet) {
         buffer.appendUInt32(0x3cd930b7)
         channel.serialize(buffer, true)
@@ -3862,6 +3878,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.toggleUsername` boxed at the end of `buffer`.
+    @inline(never)
     public static func toggleUsername(into buffer: Buffer, bot: Api.InputUser, username: String, active: Bool) {
         buffer.appendUInt32(0x053ca973)
         bot.serialize(buffer, true)
@@ -3881,6 +3898,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.editPreviewMedia` boxed at the end of `buffer`.
+    @inline(never)
     public static func editPreviewMedia(into buffer: Buffer, bot: Api.InputUser, langCode: String, media: Api.InputMedia, newMedia: Api.InputMedia) {
         buffer.appendUInt32(0x8525606f)
         bot.serialize(buffer, true)
@@ -3901,6 +3919,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getPreviewInfo` boxed at the end of `buffer`.
+    @inline(never)
     public static func getPreviewInfo(into buffer: Buffer, bot: Api.InputUser, langCode: String) {
         buffer.appendUInt32(0x423ab3ad)
         bot.serialize(buffer, true)
@@ -3919,6 +3938,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getCallConfig` boxed at the end of `buffer`.
+    @inline(never)
     public static func getCallConfig(into buffer: Buffer) {
         buffer.appendUInt32(0x55451fa9)
     }
@@ -3935,6 +3955,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.sendSignalingData` boxed at the end of `buffer`.
+    @inline(never)
     public static func sendSignalingData(into buffer: Buffer, peer: Api.InputPhoneCall, data: [UInt8]) {
         buffer.appendUInt32(0xff7a9383)
         peer.serialize(buffer, true)
@@ -3953,6 +3974,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getStoriesByID` boxed at the end of `buffer`.
+    @inline(never)
     public static func getStoriesByID(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x5774ca74)
         peer.serialize(buffer, true)

@@ -2594,6 +2594,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setAccountTTL` boxed at the end of `buffer`.
+    @inline(never)
     public static func setAccountTTL(into buffer: Buffer, ttl: Api.AccountDaysTTL) {
         buffer.appendUInt32(0x2442485e)
         ttl.serialize(buffer, true)
@@ -2611,6 +2612,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.installWallPaper` boxed at the end of `buffer`.
+    @inline(never)
     public static func installWallPaper(into buffer: Buffer, wallpaper: Api.InputWallPaper, settings: Api.WallPaperSettings) {
         buffer.appendUInt32(0xfeed5769)
         wallpaper.serialize(buffer, true)
@@ -2629,6 +2631,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.uploadRingtone` boxed at the end of `buffer`.
+    @inline(never)
     public static func uploadRingtone(into buffer: Buffer, file: Api.InputFile, fileName: String, mimeType: String) {
         buffer.appendUInt32(0x831a83a2)
         file.serialize(buffer, true)
@@ -2648,6 +2651,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendEncrypted` boxed at the end of `buffer`.
+    @inline(never)
     public static func sendEncrypted(into buffer: Buffer, silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: silent)
@@ -2672,6 +2676,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getFeaturedStickers` boxed at the end of `buffer`.
+    @inline(never)
     public static func getFeaturedStickers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x64780b14)
@@ -2691,6 +2696,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSplitRanges` boxed at the end of `buffer`.
+    @inline(never)
     public static func getSplitRanges(into buffer: Buffer) {
         buffer.appendUInt32(0x1cff7e08)
     }
@@ -2707,6 +2713,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiGroups` boxed at the end of `buffer`.
+    @inline(never)
     public static func getEmojiGroups(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x7488ce5b)
@@ -2726,6 +2733,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderQuickReplies` boxed at the end of `buffer`.
+    @inline(never)
     public static func reorderQuickReplies(into buffer: Buffer, order: [Int32]) {
         buffer.appendUInt32(0x60331907)
         buffer.appendVector(order, boxed: true)
@@ -2743,6 +2751,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getSendAs` boxed at the end of `buffer`.
+    @inline(never)
     public static func getSendAs(into buffer: Buffer, forPaidReactions: Bool = false, forLiveStories: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: forPaidReactions)
@@ -2766,6 +2775,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.reorderUsernames` boxed at the end of `buffer`.
+    @inline(never)
     public static func reorderUsernames(into buffer: Buffer, bot: Api.InputUser, order: [String]) {
         buffer.appendUInt32(0x9709b1c2)
         bot.serialize(buffer, true)
@@ -2784,6 +2794,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.getParticipantJoinedChats` boxed at the end of `buffer`.
+    @inline(never)
     public static func getParticipantJoinedChats(into buffer: Buffer, community: Api.InputChannel, participant: Api.InputPeer) {
         buffer.appendUInt32(0xf87eabab)
         community.serialize(buffer, true)

@@ -1393,6 +1393,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.requestFirebaseSms` boxed at the end of `buffer`.
+    @inline(never)
     public static func requestFirebaseSms(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, safetyNetToken: String? = nil, playIntegrityToken: String? = nil, iosPushSecret: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: safetyNetToken != nil)
@@ -1427,6 +1428,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.sendVerifyPhoneCode` boxed at the end of `buffer`.
+    @inline(never)
     public static func sendVerifyPhoneCode(into buffer: Buffer, phoneNumber: String, settings: Api.CodeSettings) {
         buffer.appendUInt32(0xa5a356f9)
         buffer.appendTLString(phoneNumber)
@@ -1445,6 +1447,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resetWallPapers` boxed at the end of `buffer`.
+    @inline(never)
     public static func resetWallPapers(into buffer: Buffer) {
         buffer.appendUInt32(0xbb3b9804)
     }
@@ -1461,6 +1464,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.declinePasswordReset` boxed at the end of `buffer`.
+    @inline(never)
     public static func declinePasswordReset(into buffer: Buffer) {
         buffer.appendUInt32(0x4c9409f6)
     }
@@ -1477,6 +1481,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.changeAuthorizationSettings` boxed at the end of `buffer`.
+    @inline(never)
     public static func changeAuthorizationSettings(into buffer: Buffer, confirmed: Bool = false, hash: Int64, encryptedRequestsDisabled: Bool? = nil, callRequestsDisabled: Bool? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x8, when: confirmed)
@@ -1507,6 +1512,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateColor` boxed at the end of `buffer`.
+    @inline(never)
     public static func updateColor(into buffer: Buffer, forProfile: Bool = false, color: Api.PeerColor? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: forProfile)
@@ -1530,6 +1536,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.resolvePhone` boxed at the end of `buffer`.
+    @inline(never)
     public static func resolvePhone(into buffer: Buffer, phone: String) {
         buffer.appendUInt32(0x8af94344)
         buffer.appendTLString(phone)
@@ -1547,6 +1554,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getChats` boxed at the end of `buffer`.
+    @inline(never)
     public static func getChats(into buffer: Buffer, id: [Int64]) {
         buffer.appendUInt32(0x49e9528f)
         buffer.appendVector(id, boxed: true)
@@ -1564,6 +1572,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportEncryptedSpam` boxed at the end of `buffer`.
+    @inline(never)
     public static func reportEncryptedSpam(into buffer: Buffer, peer: Api.InputEncryptedChat) {
         buffer.appendUInt32(0x4b0c8c0f)
         peer.serialize(buffer, true)
@@ -1581,6 +1590,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleDialogPin` boxed at the end of `buffer`.
+    @inline(never)
     public static func toggleDialogPin(into buffer: Buffer, pinned: Bool = false, peer: Api.InputDialogPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: pinned)
@@ -1603,6 +1613,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDialogUnreadMarks` boxed at the end of `buffer`.
+    @inline(never)
     public static func getDialogUnreadMarks(into buffer: Buffer, parentPeer: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
@@ -1625,6 +1636,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deletePhoneCallHistory` boxed at the end of `buffer`.
+    @inline(never)
     public static func deletePhoneCallHistory(into buffer: Buffer, revoke: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: revoke)
@@ -1646,6 +1658,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.rateTranscribedAudio` boxed at the end of `buffer`.
+    @inline(never)
     public static func rateTranscribedAudio(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, transcriptionId: Int64, good: Bool) {
         buffer.appendUInt32(0x7f1d072f)
         peer.serialize(buffer, true)
@@ -1668,6 +1681,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteFactCheck` boxed at the end of `buffer`.
+    @inline(never)
     public static func deleteFactCheck(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0xd1da940c)
         peer.serialize(buffer, true)
@@ -1686,6 +1700,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestMainWebView` boxed at the end of `buffer`.
+    @inline(never)
     public static func requestMainWebView(into buffer: Buffer, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x80, when: compact)
@@ -1717,6 +1732,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.viewSponsoredMessage` boxed at the end of `buffer`.
+    @inline(never)
     public static func viewSponsoredMessage(into buffer: Buffer, randomId: [UInt8]) {
         buffer.appendUInt32(0x269e3643)
         buffer.appendTLBytes(randomId)
@@ -1734,6 +1750,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updatePinnedForumTopic` boxed at the end of `buffer`.
+    @inline(never)
     public static func updatePinnedForumTopic(into buffer: Buffer, peer: Api.InputPeer, topicId: Int32, pinned: Bool) {
         buffer.appendUInt32(0x175df251)
         peer.serialize(buffer, true)
@@ -1755,6 +1772,7 @@ extension Api.functions.photos {
     }
 
     /// Writes `photos.getUserPhotos` boxed at the end of `buffer`.
+    @inline(never)
     public static func getUserPhotos(into buffer: Buffer, userId: Api.InputUser, offset: Int32, maxId: Int64, limit: Int32) {
         buffer.appendUInt32(0x91cd32a8)
         userId.serialize(buffer, true)
@@ -1777,6 +1795,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getPassportConfig` boxed at the end of `buffer`.
+    @inline(never)
     public static func getPassportConfig(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xc661ad08)
@@ -1796,6 +1815,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getCountriesList` boxed at the end of `buffer`.
+    @inline(never)
     public static func getCountriesList(into buffer: Buffer, langCode: String, hash: Int32) {
         buffer.appendUInt32(0x735787a8)
         buffer.appendTLString(langCode)
@@ -1814,6 +1834,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.deleteMessages` boxed at the end of `buffer`.
+    @inline(never)
     public static func deleteMessages(into buffer: Buffer, channel: Api.InputChannel, id: [Int32]) {
         buffer.appendUInt32(0x84c1fd4e)
         channel.serialize(buffer, true)
@@ -1832,6 +1853,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleJoinToSend` boxed at the end of `buffer`.
+    @inline(never)
     public static func toggleJoinToSend(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0xe4cb9580)
         channel.serialize(buffer, true)
@@ -1850,6 +1872,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.updateStarGiftPrice` boxed at the end of `buffer`.
+    @inline(never)
     public static func updateStarGiftPrice(into buffer: Buffer, stargift: Api.InputSavedStarGift, resellAmount: Api.StarsAmount) {
         buffer.appendUInt32(0xedbe6ccb)
         stargift.serialize(buffer, true)
@@ -1868,6 +1891,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getUniqueStarGiftValueInfo` boxed at the end of `buffer`.
+    @inline(never)
     public static func getUniqueStarGiftValueInfo(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0x4365af6b)
         buffer.appendTLString(slug)
@@ -1885,6 +1909,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.craftStarGift` boxed at the end of `buffer`.
+    @inline(never)
     public static func craftStarGift(into buffer: Buffer, stargift: [Api.InputSavedStarGift]) {
         buffer.appendUInt32(0xb0f9684f)
         buffer.appendVector(stargift, boxed: true)
@@ -1902,6 +1927,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.setStickerSetThumb` boxed at the end of `buffer`.
+    @inline(never)
     public static func setStickerSetThumb(into buffer: Buffer, stickerset: Api.InputStickerSet, thumb: Api.InputDocument? = nil, thumbDocumentId: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: thumb != nil)
@@ -1929,6 +1955,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.renameStickerSet` boxed at the end of `buffer`.
+    @inline(never)
     public static func renameStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet, title: String) {
         buffer.appendUInt32(0x124b1c00)
         stickerset.serialize(buffer, true)
@@ -1947,6 +1974,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.deleteGroupCallParticipantMessages` boxed at the end of `buffer`.
+    @inline(never)
     public static func deleteGroupCallParticipantMessages(into buffer: Buffer, reportSpam: Bool = false, call: Api.InputGroupCall, participant: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reportSpam)
@@ -1970,6 +1998,7 @@ extension Api.functions.premium {
     }
 
     /// Writes `premium.getMyBoosts` boxed at the end of `buffer`.
+    @inline(never)
     public static func getMyBoosts(into buffer: Buffer) {
         buffer.appendUInt32(0x0be77b4a)
     }

@@ -2521,6 +2521,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resetWebAuthorization` boxed at the end of `buffer`.
+    @inline(never)
     public static func resetWebAuthorization(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x2d01b9ef)
@@ -2540,6 +2541,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getMultiWallPapers` boxed at the end of `buffer`.
+    @inline(never)
     public static func getMultiWallPapers(into buffer: Buffer, wallpapers: [Api.InputWallPaper]) {
         buffer.appendUInt32(0x65ad71dc)
         buffer.appendVector(wallpapers, boxed: true)
@@ -2557,6 +2559,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getPaidMessagesRevenue` boxed at the end of `buffer`.
+    @inline(never)
     public static func getPaidMessagesRevenue(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
@@ -2580,6 +2583,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveMusic` boxed at the end of `buffer`.
+    @inline(never)
     public static func saveMusic(into buffer: Buffer, unsave: Bool = false, id: Api.InputDocument, afterId: Api.InputDocument? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: unsave)
@@ -2604,6 +2608,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getBlocked` boxed at the end of `buffer`.
+    @inline(never)
     public static func getBlocked(into buffer: Buffer, myStoriesFrom: Bool = false, offset: Int32, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: myStoriesFrom)
@@ -2627,6 +2632,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.search` boxed at the end of `buffer`.
+    @inline(never)
     public static func search(into buffer: Buffer, broadcasts: Bool = false, bots: Bool = false, q: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: broadcasts)
@@ -2651,6 +2657,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.receivedMessages` boxed at the end of `buffer`.
+    @inline(never)
     public static func receivedMessages(into buffer: Buffer, maxId: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x05a954c0)
@@ -2670,6 +2677,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.uninstallStickerSet` boxed at the end of `buffer`.
+    @inline(never)
     public static func uninstallStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet) {
         buffer.appendUInt32(0xf96e55de)
         stickerset.serialize(buffer, true)
@@ -2687,6 +2695,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.uploadMedia` boxed at the end of `buffer`.
+    @inline(never)
     public static func uploadMedia(into buffer: Buffer, businessConnectionId: String? = nil, peer: Api.InputPeer, media: Api.InputMedia) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: businessConnectionId != nil)
@@ -2713,6 +2722,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updateDialogFilter` boxed at the end of `buffer`.
+    @inline(never)
     public static func updateDialogFilter(into buffer: Buffer, id: Int32, filter: Api.DialogFilter? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: filter != nil)
@@ -2736,6 +2746,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getOldFeaturedStickers` boxed at the end of `buffer`.
+    @inline(never)
     public static func getOldFeaturedStickers(into buffer: Buffer, offset: Int32, limit: Int32, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 20)
         w1.uint32(0x7ed094a1)
@@ -2757,6 +2768,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.transcribeAudio` boxed at the end of `buffer`.
+    @inline(never)
     public static func transcribeAudio(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0x269e9a49)
         peer.serialize(buffer, true)
@@ -2775,6 +2787,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchCustomEmoji` boxed at the end of `buffer`.
+    @inline(never)
     public static func searchCustomEmoji(into buffer: Buffer, emoticon: String, hash: Int64) {
         buffer.appendUInt32(0x2c11c0d7)
         buffer.appendTLString(emoticon)
@@ -2793,6 +2806,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editQuickReplyShortcut` boxed at the end of `buffer`.
+    @inline(never)
     public static func editQuickReplyShortcut(into buffer: Buffer, shortcutId: Int32, shortcut: String) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x5c003cef)
@@ -2813,6 +2827,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.composeRichMessageWithAI` boxed at the end of `buffer`.
+    @inline(never)
     public static func composeRichMessageWithAI(into buffer: Buffer, proofread: Bool = false, emojify: Bool = false, text: Api.InputRichMessage? = nil, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: proofread)
@@ -2843,6 +2858,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.saveBigFilePart` boxed at the end of `buffer`.
+    @inline(never)
     public static func saveBigFilePart(into buffer: Buffer, fileId: Int64, filePart: Int32, fileTotalParts: Int32, bytes: [UInt8]) {
         var w1 = buffer.fieldWriter(reserving: 20)
         w1.uint32(0xde7b673d)
@@ -2865,6 +2881,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getAdminedPublicChannels` boxed at the end of `buffer`.
+    @inline(never)
     public static func getAdminedPublicChannels(into buffer: Buffer, byLocation: Bool = false, checkLimit: Bool = false, forPersonal: Bool = false, forCommunityPeer: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: byLocation)
@@ -2889,6 +2906,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getBotInfo` boxed at the end of `buffer`.
+    @inline(never)
     public static func getBotInfo(into buffer: Buffer, bot: Api.InputUser? = nil, langCode: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: bot != nil)
@@ -2912,6 +2930,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftWithdrawalUrl` boxed at the end of `buffer`.
+    @inline(never)
     public static func getStarGiftWithdrawalUrl(into buffer: Buffer, stargift: Api.InputSavedStarGift, password: Api.InputCheckPasswordSRP) {
         buffer.appendUInt32(0xd06e93a8)
         stargift.serialize(buffer, true)
@@ -2930,6 +2949,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.joinGroupCallPresentation` boxed at the end of `buffer`.
+    @inline(never)
     public static func joinGroupCallPresentation(into buffer: Buffer, call: Api.InputGroupCall, params: Api.DataJSON) {
         buffer.appendUInt32(0xcbea6bc4)
         call.serialize(buffer, true)
@@ -2948,6 +2968,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.togglePinnedToTop` boxed at the end of `buffer`.
+    @inline(never)
     public static func togglePinnedToTop(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x0b297e9b)
         peer.serialize(buffer, true)
@@ -2966,6 +2987,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.join` boxed at the end of `buffer`.
+    @inline(never)
     public static func join(into buffer: Buffer) {
         buffer.appendUInt32(0xa74ece2d)
     }
@@ -2982,6 +3004,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.updateTone` boxed at the end of `buffer`.
+    @inline(never)
     public static func updateTone(into buffer: Buffer, tone: Api.InputAiComposeTone, displayAuthor: Bool? = nil, emojiId: Int64? = nil, title: String? = nil, prompt: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: displayAuthor != nil)

@@ -2037,6 +2037,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.importWebTokenAuthorization` boxed at the end of `buffer`.
+    @inline(never)
     public static func importWebTokenAuthorization(into buffer: Buffer, apiId: Int32, apiHash: String, webAuthToken: String) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x2db873a9)
@@ -2058,6 +2059,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getContentSettings` boxed at the end of `buffer`.
+    @inline(never)
     public static func getContentSettings(into buffer: Buffer) {
         buffer.appendUInt32(0x8b9b4dae)
     }
@@ -2074,6 +2076,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getSavedRingtones` boxed at the end of `buffer`.
+    @inline(never)
     public static func getSavedRingtones(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xe1902288)
@@ -2093,6 +2096,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.toggleUsername` boxed at the end of `buffer`.
+    @inline(never)
     public static func toggleUsername(into buffer: Buffer, username: String, active: Bool) {
         buffer.appendUInt32(0x58d6b376)
         buffer.appendTLString(username)
@@ -2111,6 +2115,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.resetSaved` boxed at the end of `buffer`.
+    @inline(never)
     public static func resetSaved(into buffer: Buffer) {
         buffer.appendUInt32(0x879537f1)
     }
@@ -2127,6 +2132,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPeerSettings` boxed at the end of `buffer`.
+    @inline(never)
     public static func getPeerSettings(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0xefd9a6a2)
         peer.serialize(buffer, true)
@@ -2144,6 +2150,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendEncryptedService` boxed at the end of `buffer`.
+    @inline(never)
     public static func sendEncryptedService(into buffer: Buffer, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) {
         buffer.appendUInt32(0x32d439a4)
         peer.serialize(buffer, true)
@@ -2163,6 +2170,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.startBot` boxed at the end of `buffer`.
+    @inline(never)
     public static func startBot(into buffer: Buffer, bot: Api.InputUser, peer: Api.InputPeer, randomId: Int64, startParam: String) {
         buffer.appendUInt32(0xe6df7378)
         bot.serialize(buffer, true)
@@ -2183,6 +2191,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getGameHighScores` boxed at the end of `buffer`.
+    @inline(never)
     public static func getGameHighScores(into buffer: Buffer, peer: Api.InputPeer, id: Int32, userId: Api.InputUser) {
         buffer.appendUInt32(0xe822649d)
         peer.serialize(buffer, true)
@@ -2202,6 +2211,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiKeywordsDifference` boxed at the end of `buffer`.
+    @inline(never)
     public static func getEmojiKeywordsDifference(into buffer: Buffer, langCode: String, fromVersion: Int32) {
         buffer.appendUInt32(0x1508b6af)
         buffer.appendTLString(langCode)
@@ -2220,6 +2230,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportReaction` boxed at the end of `buffer`.
+    @inline(never)
     public static func reportReaction(into buffer: Buffer, peer: Api.InputPeer, id: Int32, reactionPeer: Api.InputPeer) {
         buffer.appendUInt32(0x3f64c076)
         peer.serialize(buffer, true)
@@ -2239,6 +2250,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getRecentReactions` boxed at the end of `buffer`.
+    @inline(never)
     public static func getRecentReactions(into buffer: Buffer, limit: Int32, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0x39461db2)
@@ -2259,6 +2271,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDefaultHistoryTTL` boxed at the end of `buffer`.
+    @inline(never)
     public static func getDefaultHistoryTTL(into buffer: Buffer) {
         buffer.appendUInt32(0x658b7188)
     }
@@ -2275,6 +2288,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendBotRequestedPeer` boxed at the end of `buffer`.
+    @inline(never)
     public static func sendBotRequestedPeer(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32? = nil, webappReqId: String? = nil, buttonId: Int32, requestedPeers: [Api.InputPeer]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: msgId != nil)
@@ -2306,6 +2320,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getForumTopics` boxed at the end of `buffer`.
+    @inline(never)
     public static func getForumTopics(into buffer: Buffer, peer: Api.InputPeer, q: String? = nil, offsetDate: Int32, offsetId: Int32, offsetTopic: Int32, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: q != nil)
@@ -2337,6 +2352,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getSupportName` boxed at the end of `buffer`.
+    @inline(never)
     public static func getSupportName(into buffer: Buffer) {
         buffer.appendUInt32(0xd360e72c)
     }
@@ -2353,6 +2369,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.deleteHistory` boxed at the end of `buffer`.
+    @inline(never)
     public static func deleteHistory(into buffer: Buffer, forEveryone: Bool = false, channel: Api.InputChannel, maxId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: forEveryone)
@@ -2376,6 +2393,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setBotCommands` boxed at the end of `buffer`.
+    @inline(never)
     public static func setBotCommands(into buffer: Buffer, scope: Api.BotCommandScope, langCode: String, commands: [Api.BotCommand]) {
         buffer.appendUInt32(0x0517165a)
         scope.serialize(buffer, true)
@@ -2395,6 +2413,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setBotGroupDefaultAdminRights` boxed at the end of `buffer`.
+    @inline(never)
     public static func setBotGroupDefaultAdminRights(into buffer: Buffer, adminRights: Api.ChatAdminRights) {
         buffer.appendUInt32(0x925ec9ea)
         adminRights.serialize(buffer, true)
@@ -2412,6 +2431,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.addPreviewMedia` boxed at the end of `buffer`.
+    @inline(never)
     public static func addPreviewMedia(into buffer: Buffer, bot: Api.InputUser, langCode: String, media: Api.InputMedia) {
         buffer.appendUInt32(0x17aeb75a)
         bot.serialize(buffer, true)
@@ -2431,6 +2451,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftAuctionAcquiredGifts` boxed at the end of `buffer`.
+    @inline(never)
     public static func getStarGiftAuctionAcquiredGifts(into buffer: Buffer, giftId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x6ba2cbec)
@@ -2450,6 +2471,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupParticipants` boxed at the end of `buffer`.
+    @inline(never)
     public static func getGroupParticipants(into buffer: Buffer, call: Api.InputGroupCall, ids: [Api.InputPeer], sources: [Int32], offset: String, limit: Int32) {
         buffer.appendUInt32(0xc558d8ab)
         call.serialize(buffer, true)
@@ -2471,6 +2493,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getMessagePublicForwards` boxed at the end of `buffer`.
+    @inline(never)
     public static func getMessagePublicForwards(into buffer: Buffer, channel: Api.InputChannel, msgId: Int32, offset: String, limit: Int32) {
         buffer.appendUInt32(0x5f150144)
         channel.serialize(buffer, true)
@@ -2491,6 +2514,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getAlbums` boxed at the end of `buffer`.
+    @inline(never)
     public static func getAlbums(into buffer: Buffer, peer: Api.InputPeer, hash: Int64) {
         buffer.appendUInt32(0x25b3eac7)
         peer.serialize(buffer, true)

@@ -32,16 +32,20 @@ public struct GeneratorConfiguration: Codable, Sendable, Equatable {
         /// Link each definition's doc comment to its page on core.telegram.org. Only for Telegram's API schema:
         /// the MTProto schema's definitions have no such pages, and a secret layer's would describe another layer.
         public var specLinks: Bool?
+        /// Keep request writers out of their builders (`@inline(never)`), for a shorter release build of a schema
+        /// with many requests; a request then costs one call more to build.
+        public var outlineWriters: Bool?
 
         /// An entry; `files` is how many files the types are spread over (by a hash of their name).
         public init(schema: String, namespace: String, files: Int, embedSchema: Bool? = nil, layer: Int? = nil,
-                    specLinks: Bool? = nil) {
+                    specLinks: Bool? = nil, outlineWriters: Bool? = nil) {
             self.schema = schema
             self.namespace = namespace
             self.files = files
             self.embedSchema = embedSchema
             self.layer = layer
             self.specLinks = specLinks
+            self.outlineWriters = outlineWriters
         }
     }
 

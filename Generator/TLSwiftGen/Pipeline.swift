@@ -33,6 +33,7 @@ public enum GeneratorPipeline {
                 let emitter = try emitter(schemaText: text, displayName: entry.schema, namespace: entry.namespace,
                                           fileCount: entry.files, embedSchema: entry.embedSchema ?? false,
                                           layer: entry.layer, specLinks: entry.specLinks ?? false,
+                                          outlineWriters: entry.outlineWriters ?? false,
                                           exceptions: exceptions)
                 for file in emitter.emit() {
                     outputs.append(OutputFile(path: (module.directory as NSString).appendingPathComponent(file.name),
@@ -63,17 +64,20 @@ public enum GeneratorPipeline {
     ///   - embedSchema: whether the namespace file embeds the schema text.
     ///   - layer: the configured layer, for a schema without a `// LAYER` line; a schema that has one must agree.
     ///   - specLinks: link each definition to its page on core.telegram.org (Telegram's API schema only).
+    ///   - outlineWriters: keep request writers that are not generic out of their builders (`@inline(never)`).
     ///   - exceptions: constructor IDs accepted although the CRC rule does not reproduce them.
     public static func emit(schemaText: String, displayName: String, namespace: String, fileCount: Int,
                             embedSchema: Bool, layer: Int? = nil, specLinks: Bool = false,
+                            outlineWriters: Bool = false,
                             exceptions: [KnownIDException] = KnownIDException.all) throws -> [GeneratedFile] {
         try emitter(schemaText: schemaText, displayName: displayName, namespace: namespace, fileCount: fileCount,
-                    embedSchema: embedSchema, layer: layer, specLinks: specLinks, exceptions: exceptions).emit()
+                    embedSchema: embedSchema, layer: layer, specLinks: specLinks, outlineWriters: outlineWriters,
+                    exceptions: exceptions).emit()
     }
 
     /// The emitter for a checked schema; throws when the schema has errors.
     static func emitter(schemaText: String, displayName: String, namespace: String, fileCount: Int,
-                        embedSchema: Bool, layer: Int?, specLinks: Bool = false,
+                        embedSchema: Bool, layer: Int?, specLinks: Bool = false, outlineWriters: Bool = false,
                         exceptions: [KnownIDException]) throws -> SwiftEmitter {
         var schema = Checker.check(file: displayName, text: schemaText, exceptions: exceptions)
         guard schema.errors.isEmpty else { throw GeneratorError.invalidSchema(SchemaErrors(schema.errors)) }
@@ -85,7 +89,8 @@ public enum GeneratorPipeline {
         }
         let options = EmitOptions(namespace: namespace, fileCount: fileCount, schemaName: displayName,
                                   schemaSHA256: SHA256.hex(Array(schemaText.utf8)),
-                                  schemaText: embedSchema ? schemaText : nil, specLinks: specLinks)
+                                  schemaText: embedSchema ? schemaText : nil, specLinks: specLinks,
+                                  outlineWriters: outlineWriters)
         return SwiftEmitter(schema: schema, options: options)
     }
 

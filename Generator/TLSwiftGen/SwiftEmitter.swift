@@ -28,16 +28,21 @@ public struct EmitOptions: Sendable {
     /// Whether each type, constructor and function's doc comment links its page on core.telegram.org, which has
     /// pages for Telegram's API schema only.
     public var specLinks: Bool
+    /// Whether request writers that are not generic are kept out of line (`@inline(never)`): otherwise the optimizer
+    /// inlines each into its builder and compiles every request's serialization twice, which a schema of a thousand
+    /// requests pays for in its release build (Benchmarks/BuildTime.md).
+    public var outlineWriters: Bool
 
     /// Options; `fileCount` is at least 1.
     public init(namespace: String, fileCount: Int, schemaName: String, schemaSHA256: String, schemaText: String? = nil,
-                specLinks: Bool = false) {
+                specLinks: Bool = false, outlineWriters: Bool = false) {
         self.namespace = namespace
         self.fileCount = max(1, fileCount)
         self.schemaName = schemaName
         self.schemaSHA256 = schemaSHA256
         self.schemaText = schemaText
         self.specLinks = specLinks
+        self.outlineWriters = outlineWriters
     }
 }
 
@@ -926,7 +931,7 @@ public struct SwiftEmitter {
             // Inlinable when generic over the inner call's result (`query:!X`), which the writer never touches:
             // called unspecialized from another module, each call built `DeserializeFunctionResponse<X>`'s metadata
             // and copied the triple (~300 instructions, for a write that copies the query's bytes).
-            if generic != nil { w.line("@inlinable") }
+            if generic != nil { w.line("@inlinable") } else if options.outlineWriters { w.line("@inline(never)") }
             w.block("public static func \(name)\(genericClause)(\((["into buffer: Buffer"] + writerParameters).joined(separator: ", ")))") {
                 emitSerializeFields(f, id: f.id, payload: nil, into: w)
             }

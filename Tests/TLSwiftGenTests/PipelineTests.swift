@@ -167,6 +167,27 @@ func fileOfEachDeclaration(_ files: [GeneratedFile]) -> [String: String] {
         #expect(!(try emitted(links: false)).contains("core.telegram.org"))
     }
 
+    @Test func outlineWritersKeepEveryNonGenericWriterOutOfItsBuilderOnlyWhenAsked() throws {
+        let fixture = try #require(EmitterFixture.all.first { $0.name == "generics" })
+        let text = try readText(fixture.schemaURL)
+        func emitted(outline: Bool) throws -> String {
+            try GeneratorPipeline.emit(schemaText: text, displayName: "generics.tl", namespace: "GenericsApi",
+                                       fileCount: 1, embedSchema: false, outlineWriters: outline)
+                .map(\.contents).joined()
+        }
+        let outlined = try emitted(outline: true)
+        let writers = outlined.components(separatedBy: "\n").filter { $0.contains("(into buffer: Buffer") }
+        let generic = writers.filter { $0.contains("static func") && $0.contains("<") }
+        #expect(!writers.isEmpty && !generic.isEmpty && generic.count < writers.count)
+        // Each writer's attribute is on the line before it: `@inline(never)` unless generic (then `@inlinable`).
+        let lines = outlined.components(separatedBy: "\n")
+        for (index, line) in lines.enumerated() where line.contains("(into buffer: Buffer") {
+            let attribute = lines[index - 1].trimmingCharacters(in: .whitespaces)
+            #expect(attribute == (line.contains("<") ? "@inlinable" : "@inline(never)"), "\(line)")
+        }
+        #expect(!(try emitted(outline: false)).contains("@inline(never)"))
+    }
+
     @Test func aSchemaWithErrorsEmitsNothing() {
         #expect {
             try GeneratorPipeline.emit(schemaText: "a x:Foo = A;", displayName: "x.tl", namespace: "X", fileCount: 1,
@@ -268,7 +289,8 @@ func fileOfEachDeclaration(_ files: [GeneratedFile]) -> [String: String] {
         let configuration = try GeneratorConfiguration.load(from: Paths.schema("tlgen.json").path)
         #expect(configuration.modules.map(\.module) == ["TelegramApi", "MTProtoApi", "SecretApi"])
         #expect(configuration.modules[0].schemas == [
-            .init(schema: "api.tl", namespace: "Api", files: 40, embedSchema: true, specLinks: true),
+            .init(schema: "api.tl", namespace: "Api", files: 40, embedSchema: true, specLinks: true,
+                  outlineWriters: true),
         ])
         // core.telegram.org has pages for the API's definitions only.
         #expect(configuration.modules.dropFirst().allSatisfy { $0.schemas.allSatisfy { $0.specLinks == nil } })
