@@ -166,8 +166,8 @@ import Testing
 
     /// A server that accepts and never answers: the connection fails once `responseTimeout` passes.
     @Test func aSilentServerTimesOut() async throws {
-        let silent = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .childChannelInitializer { _ in MultiThreadedEventLoopGroup.singleton.next().makeSucceededVoidFuture() }
+        let silent = try await ServerBootstrap(group: Self.ownLoops)
+            .childChannelInitializer { channel in channel.eventLoop.makeSucceededVoidFuture() }
             .bind(host: "127.0.0.1", port: 0).get()
         let port = silent.localAddress?.port ?? 0
         let error = try await Self.connectionFailure(port: port, HTTPTransportOptions(
@@ -180,7 +180,7 @@ import Testing
     /// HTTP transport's typed error instead of waiting for or buffering the body.
     @Test func aHostileServerFailsTheConnectionWithATypedError() async throws {
         let reply = "HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\nabc"
-        let hostile = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let hostile = try await ServerBootstrap(group: Self.ownLoops)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ScriptedReply(reply: Array(reply.utf8)))
@@ -193,6 +193,10 @@ import Testing
         try await hostile.close()
     }
 
+    /// Loops of these tests' own: in a whole `swift test` other suites' heavy work on the shared singleton loops
+    /// held a connection here for 47 s.
+    static let ownLoops = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+
     /// Why `MTProtoClient.connect()` over HTTP to `port` failed (without reconnecting, and well within the 40 s
     /// default response timeout a client waiting on the server would hit); nil if it did not.
     static func connectionFailure(port: Int, _ options: HTTPTransportOptions) async throws -> ClientConnectionError? {
@@ -200,7 +204,7 @@ import Testing
             host: "127.0.0.1", port: port,
             connection: .init(transport: TransportConfiguration(kind: .intermediate, http: options),
                               serverKeys: [try Fixture.rsaKey().publicKey], dcID: 2),
-            reconnect: .init(maxAttempts: 0)))
+            reconnect: .init(maxAttempts: 0)), taskExecutor: EventLoopTaskExecutor(ownLoops.next()))
         let started = ContinuousClock.now
         var failure: ClientConnectionError?
         do {
