@@ -7,7 +7,7 @@ import TLRuntime
 extension MT {
     /// TL type `ResPQ`. Constructors:
     /// - `resPQ#05162463 nonce:int128 server_nonce:int128 pq:bytes server_public_key_fingerprints:Vector<long> = ResPQ;`
-    public enum ResPQ: TLSchemaDescribed, TLParsable {
+    public enum ResPQ: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `resPQ#05162463 nonce:int128 server_nonce:int128 pq:bytes server_public_key_fingerprints:Vector<long> = ResPQ;`
         case resPQ(Cons_resPQ)
 
@@ -79,7 +79,7 @@ extension MT {
     /// TL type `Server_DH_Params`. Constructors:
     /// - `server_DH_params_fail#79cb045d nonce:int128 server_nonce:int128 new_nonce_hash:int128 = Server_DH_Params;`
     /// - `server_DH_params_ok#d0e8075c nonce:int128 server_nonce:int128 encrypted_answer:bytes = Server_DH_Params;`
-    public enum Server_DH_Params: TLSchemaDescribed, TLParsable {
+    public enum Server_DH_Params: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `server_DH_params_fail#79cb045d nonce:int128 server_nonce:int128 new_nonce_hash:int128 = Server_DH_Params;`
         case server_DH_params_fail(Cons_server_DH_params_fail)
         /// `server_DH_params_ok#d0e8075c nonce:int128 server_nonce:int128 encrypted_answer:bytes = Server_DH_Params;`
@@ -185,7 +185,7 @@ extension MT {
     /// - `dh_gen_ok#3bcbf734 nonce:int128 server_nonce:int128 new_nonce_hash1:int128 = Set_client_DH_params_answer;`
     /// - `dh_gen_retry#46dc1fb9 nonce:int128 server_nonce:int128 new_nonce_hash2:int128 = Set_client_DH_params_answer;`
     /// - `dh_gen_fail#a69dae02 nonce:int128 server_nonce:int128 new_nonce_hash3:int128 = Set_client_DH_params_answer;`
-    public enum Set_client_DH_params_answer: TLSchemaDescribed, TLParsable {
+    public enum Set_client_DH_params_answer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `dh_gen_ok#3bcbf734 nonce:int128 server_nonce:int128 new_nonce_hash1:int128 = Set_client_DH_params_answer;`
         case dh_gen_ok(Cons_dh_gen_ok)
         /// `dh_gen_retry#46dc1fb9 nonce:int128 server_nonce:int128 new_nonce_hash2:int128 = Set_client_DH_params_answer;`
@@ -329,7 +329,7 @@ extension MT {
     /// - `destroy_auth_key_ok#f660e1d4 = DestroyAuthKeyRes;`
     /// - `destroy_auth_key_none#0a9f2259 = DestroyAuthKeyRes;`
     /// - `destroy_auth_key_fail#ea109b13 = DestroyAuthKeyRes;`
-    public enum DestroyAuthKeyRes: TLSchemaDescribed, TLParsable {
+    public enum DestroyAuthKeyRes: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `destroy_auth_key_ok#f660e1d4 = DestroyAuthKeyRes;`
         case destroy_auth_key_ok
         /// `destroy_auth_key_none#0a9f2259 = DestroyAuthKeyRes;`
@@ -384,7 +384,7 @@ extension MT {
 extension MT {
     /// TL type `MsgsAck`. Constructors:
     /// - `msgs_ack#62d6b459 msg_ids:Vector<long> = MsgsAck;`
-    public enum MsgsAck: TLSchemaDescribed, TLParsable {
+    public enum MsgsAck: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `msgs_ack#62d6b459 msg_ids:Vector<long> = MsgsAck;`
         case msgs_ack(Cons_msgs_ack)
 
@@ -438,7 +438,7 @@ extension MT {
     /// TL type `BadMsgNotification`. Constructors:
     /// - `bad_msg_notification#a7eff811 bad_msg_id:long bad_msg_seqno:int error_code:int = BadMsgNotification;`
     /// - `bad_server_salt#edab447b bad_msg_id:long bad_msg_seqno:int error_code:int new_server_salt:long = BadMsgNotification;`
-    public enum BadMsgNotification: TLSchemaDescribed, TLParsable {
+    public enum BadMsgNotification: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `bad_msg_notification#a7eff811 bad_msg_id:long bad_msg_seqno:int error_code:int = BadMsgNotification;`
         case bad_msg_notification(Cons_bad_msg_notification)
         /// `bad_server_salt#edab447b bad_msg_id:long bad_msg_seqno:int error_code:int new_server_salt:long = BadMsgNotification;`
@@ -547,7 +547,7 @@ extension MT {
 extension MT {
     /// TL type `MsgsStateReq`. Constructors:
     /// - `msgs_state_req#da69fb52 msg_ids:Vector<long> = MsgsStateReq;`
-    public enum MsgsStateReq: TLSchemaDescribed, TLParsable {
+    public enum MsgsStateReq: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `msgs_state_req#da69fb52 msg_ids:Vector<long> = MsgsStateReq;`
         case msgs_state_req(Cons_msgs_state_req)
 
@@ -600,7 +600,7 @@ extension MT {
 extension MT {
     /// TL type `MsgsStateInfo`. Constructors:
     /// - `msgs_state_info#04deb57d req_msg_id:long info:string = MsgsStateInfo;`
-    public enum MsgsStateInfo: TLSchemaDescribed, TLParsable {
+    public enum MsgsStateInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `msgs_state_info#04deb57d req_msg_id:long info:string = MsgsStateInfo;`
         case msgs_state_info(Cons_msgs_state_info)
 
@@ -661,7 +661,7 @@ extension MT {
 extension MT {
     /// TL type `MsgsAllInfo`. Constructors:
     /// - `msgs_all_info#8cc0d131 msg_ids:Vector<long> info:string = MsgsAllInfo;`
-    public enum MsgsAllInfo: TLSchemaDescribed, TLParsable {
+    public enum MsgsAllInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `msgs_all_info#8cc0d131 msg_ids:Vector<long> info:string = MsgsAllInfo;`
         case msgs_all_info(Cons_msgs_all_info)
 
@@ -721,7 +721,7 @@ extension MT {
     /// TL type `MsgDetailedInfo`. Constructors:
     /// - `msg_detailed_info#276d3ec6 msg_id:long answer_msg_id:long bytes:int status:int = MsgDetailedInfo;`
     /// - `msg_new_detailed_info#809db6df answer_msg_id:long bytes:int status:int = MsgDetailedInfo;`
-    public enum MsgDetailedInfo: TLSchemaDescribed, TLParsable {
+    public enum MsgDetailedInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `msg_detailed_info#276d3ec6 msg_id:long answer_msg_id:long bytes:int status:int = MsgDetailedInfo;`
         case msg_detailed_info(Cons_msg_detailed_info)
         /// `msg_new_detailed_info#809db6df answer_msg_id:long bytes:int status:int = MsgDetailedInfo;`
@@ -830,7 +830,7 @@ extension MT {
 extension MT {
     /// TL type `RpcError`. Constructors:
     /// - `rpc_error#2144ca19 error_code:int error_message:string = RpcError;`
-    public enum RpcError: TLSchemaDescribed, TLParsable {
+    public enum RpcError: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `rpc_error#2144ca19 error_code:int error_message:string = RpcError;`
         case rpc_error(Cons_rpc_error)
 
@@ -891,7 +891,7 @@ extension MT {
 extension MT {
     /// TL type `FutureSalt`. Constructors:
     /// - `future_salt#0949d9dc valid_since:int valid_until:int salt:long = FutureSalt;`
-    public enum FutureSalt: TLSchemaDescribed, TLParsable {
+    public enum FutureSalt: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `future_salt#0949d9dc valid_since:int valid_until:int salt:long = FutureSalt;`
         case future_salt(Cons_future_salt)
 
@@ -957,7 +957,7 @@ extension MT {
 extension MT {
     /// TL type `Message`. Constructors:
     /// - `message#5bb8e511 msg_id:long seqno:int bytes:int body:Object = Message;`
-    public enum Message: TLRegistrable, TLParsable {
+    public enum Message: TLRegistrable, TLParsable, CustomStringConvertible {
         /// `message#5bb8e511 msg_id:long seqno:int bytes:int body:Object = Message;`
         case message(Cons_message)
 
@@ -1039,7 +1039,7 @@ extension MT {
 extension MT {
     /// TL type `Object`. Constructors:
     /// - `gzip_packed#3072cfa1 packed_data:bytes = Object;`
-    public enum Object: TLSchemaDescribed, TLParsable {
+    public enum Object: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `gzip_packed#3072cfa1 packed_data:bytes = Object;`
         case gzip_packed(Cons_gzip_packed)
 
@@ -1092,7 +1092,7 @@ extension MT {
 extension MT {
     /// TL type `HttpWait`. Constructors:
     /// - `http_wait#9299359f max_delay:int wait_after:int max_wait:int = HttpWait;`
-    public enum HttpWait: TLSchemaDescribed, TLParsable {
+    public enum HttpWait: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `http_wait#9299359f max_delay:int wait_after:int max_wait:int = HttpWait;`
         case http_wait(Cons_http_wait)
 
@@ -1158,7 +1158,7 @@ extension MT {
 extension MT.help {
     /// TL type `help.ConfigSimple`. Constructors:
     /// - `help.configSimple#5a592a6c date:int expires:int rules:vector<AccessPointRule> = help.ConfigSimple;`
-    public enum ConfigSimple: TLSchemaDescribed, TLParsable {
+    public enum ConfigSimple: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.configSimple#5a592a6c date:int expires:int rules:vector<AccessPointRule> = help.ConfigSimple;`
         case configSimple(Cons_configSimple)
 

@@ -10,7 +10,7 @@ extension MT {
     /// - `p_q_inner_data_dc#a9f55f95 pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 dc:int = P_Q_inner_data;`
     /// - `p_q_inner_data_temp#3c6a84d4 pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 expires_in:int = P_Q_inner_data;`
     /// - `p_q_inner_data_temp_dc#56fddf88 pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 dc:int expires_in:int = P_Q_inner_data;`
-    public enum P_Q_inner_data: TLSchemaDescribed, TLParsable {
+    public enum P_Q_inner_data: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `p_q_inner_data#83c95aec pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 = P_Q_inner_data;`
         case p_q_inner_data(Cons_p_q_inner_data)
         /// `p_q_inner_data_dc#a9f55f95 pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 dc:int = P_Q_inner_data;`
@@ -270,7 +270,7 @@ extension MT {
 extension MT {
     /// TL type `BindAuthKeyInner`. Constructors:
     /// - `bind_auth_key_inner#75a3f765 nonce:long temp_auth_key_id:long perm_auth_key_id:long temp_session_id:long expires_at:int = BindAuthKeyInner;`
-    public enum BindAuthKeyInner: TLSchemaDescribed, TLParsable {
+    public enum BindAuthKeyInner: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `bind_auth_key_inner#75a3f765 nonce:long temp_auth_key_id:long perm_auth_key_id:long temp_session_id:long expires_at:int = BindAuthKeyInner;`
         case bind_auth_key_inner(Cons_bind_auth_key_inner)
 
@@ -346,7 +346,7 @@ extension MT {
 extension MT {
     /// TL type `Server_DH_inner_data`. Constructors:
     /// - `server_DH_inner_data#b5890dba nonce:int128 server_nonce:int128 g:int dh_prime:bytes g_a:bytes server_time:int = Server_DH_inner_data;`
-    public enum Server_DH_inner_data: TLSchemaDescribed, TLParsable {
+    public enum Server_DH_inner_data: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `server_DH_inner_data#b5890dba nonce:int128 server_nonce:int128 g:int dh_prime:bytes g_a:bytes server_time:int = Server_DH_inner_data;`
         case server_DH_inner_data(Cons_server_DH_inner_data)
 
@@ -427,7 +427,7 @@ extension MT {
 extension MT {
     /// TL type `Client_DH_Inner_Data`. Constructors:
     /// - `client_DH_inner_data#6643b654 nonce:int128 server_nonce:int128 retry_id:long g_b:bytes = Client_DH_Inner_Data;`
-    public enum Client_DH_Inner_Data: TLSchemaDescribed, TLParsable {
+    public enum Client_DH_Inner_Data: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `client_DH_inner_data#6643b654 nonce:int128 server_nonce:int128 retry_id:long g_b:bytes = Client_DH_Inner_Data;`
         case client_DH_inner_data(Cons_client_DH_inner_data)
 
@@ -498,7 +498,7 @@ extension MT {
 extension MT {
     /// TL type `MsgResendReq`. Constructors:
     /// - `msg_resend_req#7d861a08 msg_ids:Vector<long> = MsgResendReq;`
-    public enum MsgResendReq: TLSchemaDescribed, TLParsable {
+    public enum MsgResendReq: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `msg_resend_req#7d861a08 msg_ids:Vector<long> = MsgResendReq;`
         case msg_resend_req(Cons_msg_resend_req)
 
@@ -551,7 +551,7 @@ extension MT {
 extension MT {
     /// TL type `RpcResult`. Constructors:
     /// - `rpc_result#f35c6d01 req_msg_id:long result:Object = RpcResult;`
-    public enum RpcResult: TLRegistrable, TLParsable {
+    public enum RpcResult: TLRegistrable, TLParsable, CustomStringConvertible {
         /// `rpc_result#f35c6d01 req_msg_id:long result:Object = RpcResult;`
         case rpc_result(Cons_rpc_result)
 
@@ -623,7 +623,7 @@ extension MT {
     /// - `rpc_answer_unknown#5e2ad36e = RpcDropAnswer;`
     /// - `rpc_answer_dropped_running#cd78e586 = RpcDropAnswer;`
     /// - `rpc_answer_dropped#a43ad8b7 msg_id:long seq_no:int bytes:int = RpcDropAnswer;`
-    public enum RpcDropAnswer: TLSchemaDescribed, TLParsable {
+    public enum RpcDropAnswer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `rpc_answer_unknown#5e2ad36e = RpcDropAnswer;`
         case rpc_answer_unknown
         /// `rpc_answer_dropped_running#cd78e586 = RpcDropAnswer;`
@@ -707,7 +707,7 @@ extension MT {
 extension MT {
     /// TL type `FutureSalts`. Constructors:
     /// - `future_salts#ae500895 req_msg_id:long now:int salts:vector<future_salt> = FutureSalts;`
-    public enum FutureSalts: TLSchemaDescribed, TLParsable {
+    public enum FutureSalts: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `future_salts#ae500895 req_msg_id:long now:int salts:vector<future_salt> = FutureSalts;`
         case future_salts(Cons_future_salts)
 
@@ -780,7 +780,7 @@ extension MT {
 extension MT {
     /// TL type `Pong`. Constructors:
     /// - `pong#347773c5 msg_id:long ping_id:long = Pong;`
-    public enum Pong: TLSchemaDescribed, TLParsable {
+    public enum Pong: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `pong#347773c5 msg_id:long ping_id:long = Pong;`
         case pong(Cons_pong)
 
@@ -842,7 +842,7 @@ extension MT {
     /// TL type `DestroySessionRes`. Constructors:
     /// - `destroy_session_ok#e22045fc session_id:long = DestroySessionRes;`
     /// - `destroy_session_none#62d350c9 session_id:long = DestroySessionRes;`
-    public enum DestroySessionRes: TLSchemaDescribed, TLParsable {
+    public enum DestroySessionRes: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `destroy_session_ok#e22045fc session_id:long = DestroySessionRes;`
         case destroy_session_ok(Cons_destroy_session_ok)
         /// `destroy_session_none#62d350c9 session_id:long = DestroySessionRes;`
@@ -924,7 +924,7 @@ extension MT {
 extension MT {
     /// TL type `NewSession`. Constructors:
     /// - `new_session_created#9ec20908 first_msg_id:long unique_id:long server_salt:long = NewSession;`
-    public enum NewSession: TLSchemaDescribed, TLParsable {
+    public enum NewSession: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `new_session_created#9ec20908 first_msg_id:long unique_id:long server_salt:long = NewSession;`
         case new_session_created(Cons_new_session_created)
 
@@ -990,7 +990,7 @@ extension MT {
 extension MT {
     /// TL type `MessageContainer`. Constructors:
     /// - `msg_container#73f1f8dc messages:vector<%Message> = MessageContainer;`
-    public enum MessageContainer: TLSchemaDescribed, TLParsable {
+    public enum MessageContainer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `msg_container#73f1f8dc messages:vector<%Message> = MessageContainer;`
         case msg_container(Cons_msg_container)
 
@@ -1050,7 +1050,7 @@ extension MT {
 extension MT {
     /// TL type `MessageCopy`. Constructors:
     /// - `msg_copy#e06046b2 orig_message:Message = MessageCopy;`
-    public enum MessageCopy: TLSchemaDescribed, TLParsable {
+    public enum MessageCopy: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `msg_copy#e06046b2 orig_message:Message = MessageCopy;`
         case msg_copy(Cons_msg_copy)
 
@@ -1104,7 +1104,7 @@ extension MT {
     /// TL type `IpPort`. Constructors:
     /// - `ipPort#d433ad73 ipv4:int port:int = IpPort;`
     /// - `ipPortSecret#37982646 ipv4:int port:int secret:bytes = IpPort;`
-    public enum IpPort: TLSchemaDescribed, TLParsable {
+    public enum IpPort: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `ipPort#d433ad73 ipv4:int port:int = IpPort;`
         case ipPort(Cons_ipPort)
         /// `ipPortSecret#37982646 ipv4:int port:int secret:bytes = IpPort;`
@@ -1203,7 +1203,7 @@ extension MT {
 extension MT {
     /// TL type `AccessPointRule`. Constructors:
     /// - `accessPointRule#4679b65f phone_prefix_rules:string dc_id:int ips:vector<IpPort> = AccessPointRule;`
-    public enum AccessPointRule: TLSchemaDescribed, TLParsable {
+    public enum AccessPointRule: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `accessPointRule#4679b65f phone_prefix_rules:string dc_id:int ips:vector<IpPort> = AccessPointRule;`
         case accessPointRule(Cons_accessPointRule)
 
@@ -1267,7 +1267,7 @@ extension MT {
 extension MT {
     /// TL type `TlsClientHello`. Constructors:
     /// - `tlsClientHello#6c52c484 blocks:vector<TlsBlock> = TlsClientHello;`
-    public enum TlsClientHello: TLSchemaDescribed, TLParsable {
+    public enum TlsClientHello: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `tlsClientHello#6c52c484 blocks:vector<TlsBlock> = TlsClientHello;`
         case tlsClientHello(Cons_tlsClientHello)
 
@@ -1326,7 +1326,7 @@ extension MT {
     /// - `tlsBlockGrease#e675a1c1 seed:int = TlsBlock;`
     /// - `tlsBlockPublicKey#9eb95b5c = TlsBlock;`
     /// - `tlsBlockScope#e725d44f entries:Vector<TlsBlock> = TlsBlock;`
-    public enum TlsBlock: TLSchemaDescribed, TLParsable {
+    public enum TlsBlock: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `tlsBlockString#4218a164 data:string = TlsBlock;`
         case tlsBlockString(Cons_tlsBlockString)
         /// `tlsBlockRandom#4d4dc41e length:int = TlsBlock;`

@@ -16,7 +16,7 @@ extension SecretApi101 {
     /// - `decryptedMessageMediaDocument#7afe8ae2 thumb:bytes thumb_w:int thumb_h:int mime_type:string size:int key:bytes iv:bytes attributes:Vector<DocumentAttribute> caption:string = DecryptedMessageMedia;`
     /// - `decryptedMessageMediaVenue#8a0df56f lat:double long:double title:string address:string provider:string venue_id:string = DecryptedMessageMedia;`
     /// - `decryptedMessageMediaWebPage#e50511d8 url:string = DecryptedMessageMedia;`
-    public enum DecryptedMessageMedia: TLSchemaDescribed, TLParsable {
+    public enum DecryptedMessageMedia: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `decryptedMessageMediaEmpty#089f5c4a = DecryptedMessageMedia;`
         case decryptedMessageMediaEmpty
         /// `decryptedMessageMediaGeoPoint#35480a59 lat:double long:double = DecryptedMessageMedia;`
@@ -543,7 +543,7 @@ extension SecretApi101 {
     /// - `decryptedMessageActionAbortKey#dd05ec6b exchange_id:long = DecryptedMessageAction;`
     /// - `decryptedMessageActionCommitKey#ec2e0b9b exchange_id:long key_fingerprint:long = DecryptedMessageAction;`
     /// - `decryptedMessageActionNoop#a82fdd63 = DecryptedMessageAction;`
-    public enum DecryptedMessageAction: TLSchemaDescribed, TLParsable {
+    public enum DecryptedMessageAction: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `decryptedMessageActionSetMessageTTL#a1733aec ttl_seconds:int = DecryptedMessageAction;`
         case decryptedMessageActionSetMessageTTL(Cons_decryptedMessageActionSetMessageTTL)
         /// `decryptedMessageActionReadMessages#0c4f40be random_ids:Vector<long> = DecryptedMessageAction;`
@@ -883,7 +883,7 @@ extension SecretApi101 {
     /// TL type `DecryptedMessage`. Constructors:
     /// - `decryptedMessageService#73164160 random_id:long action:DecryptedMessageAction = DecryptedMessage;`
     /// - `decryptedMessage#91cc4674 flags:# no_webpage:flags.1?true silent:flags.5?true random_id:long ttl:int message:string media:flags.9?DecryptedMessageMedia entities:flags.7?Vector<MessageEntity> via_bot_name:flags.11?string reply_to_random_id:flags.3?long grouped_id:flags.17?long = DecryptedMessage;`
-    public enum DecryptedMessage: TLSchemaDescribed, TLParsable {
+    public enum DecryptedMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `decryptedMessageService#73164160 random_id:long action:DecryptedMessageAction = DecryptedMessage;`
         case decryptedMessageService(Cons_decryptedMessageService)
         /// `decryptedMessage#91cc4674 flags:# no_webpage:flags.1?true silent:flags.5?true random_id:long ttl:int message:string media:flags.9?DecryptedMessageMedia entities:flags.7?Vector<MessageEntity> via_bot_name:flags.11?string reply_to_random_id:flags.3?long grouped_id:flags.17?long = DecryptedMessage;`
@@ -1061,7 +1061,7 @@ extension SecretApi101 {
 extension SecretApi101 {
     /// TL type `DecryptedMessageLayer`. Constructors:
     /// - `decryptedMessageLayer#1be31789 random_bytes:bytes layer:int in_seq_no:int out_seq_no:int message:DecryptedMessage = DecryptedMessageLayer;`
-    public enum DecryptedMessageLayer: TLSchemaDescribed, TLParsable {
+    public enum DecryptedMessageLayer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `decryptedMessageLayer#1be31789 random_bytes:bytes layer:int in_seq_no:int out_seq_no:int message:DecryptedMessage = DecryptedMessageLayer;`
         case decryptedMessageLayer(Cons_decryptedMessageLayer)
 
@@ -1142,7 +1142,7 @@ extension SecretApi101 {
     /// - `documentAttributeSticker#3a556302 alt:string stickerset:InputStickerSet = DocumentAttribute;`
     /// - `documentAttributeAudio#9852f9c6 flags:# voice:flags.10?true duration:int title:flags.0?string performer:flags.1?string waveform:flags.2?bytes = DocumentAttribute;`
     /// - `documentAttributeVideo#0ef02ce6 flags:# round_message:flags.0?true duration:int w:int h:int = DocumentAttribute;`
-    public enum DocumentAttribute: TLSchemaDescribed, TLParsable {
+    public enum DocumentAttribute: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `documentAttributeImageSize#6c37c15c w:int h:int = DocumentAttribute;`
         case documentAttributeImageSize(Cons_documentAttributeImageSize)
         /// `documentAttributeAnimated#11b58939 = DocumentAttribute;`
@@ -1404,7 +1404,7 @@ extension SecretApi101 {
     /// - `photoSizeEmpty#0e17e23c type:string = PhotoSize;`
     /// - `photoSize#77bfb61b type:string location:FileLocation w:int h:int size:int = PhotoSize;`
     /// - `photoCachedSize#e9a734fa type:string location:FileLocation w:int h:int bytes:bytes = PhotoSize;`
-    public enum PhotoSize: TLSchemaDescribed, TLParsable {
+    public enum PhotoSize: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `photoSizeEmpty#0e17e23c type:string = PhotoSize;`
         case photoSizeEmpty(Cons_photoSizeEmpty)
         /// `photoSize#77bfb61b type:string location:FileLocation w:int h:int size:int = PhotoSize;`
@@ -1554,7 +1554,7 @@ extension SecretApi101 {
     /// TL type `FileLocation`. Constructors:
     /// - `fileLocationUnavailable#7c596b46 volume_id:long local_id:int secret:long = FileLocation;`
     /// - `fileLocation#53d69076 dc_id:int volume_id:long local_id:int secret:long = FileLocation;`
-    public enum FileLocation: TLSchemaDescribed, TLParsable {
+    public enum FileLocation: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `fileLocationUnavailable#7c596b46 volume_id:long local_id:int secret:long = FileLocation;`
         case fileLocationUnavailable(Cons_fileLocationUnavailable)
         /// `fileLocation#53d69076 dc_id:int volume_id:long local_id:int secret:long = FileLocation;`
@@ -1676,7 +1676,7 @@ extension SecretApi101 {
     /// - `messageEntityUnderline#9c4e7e8b offset:int length:int = MessageEntity;`
     /// - `messageEntityStrike#bf0693d4 offset:int length:int = MessageEntity;`
     /// - `messageEntityBlockquote#020df5d0 offset:int length:int = MessageEntity;`
-    public enum MessageEntity: TLSchemaDescribed, TLParsable {
+    public enum MessageEntity: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messageEntityUnknown#bb92ba95 offset:int length:int = MessageEntity;`
         case messageEntityUnknown(Cons_messageEntityUnknown)
         /// `messageEntityMention#fa04579d offset:int length:int = MessageEntity;`
@@ -2177,7 +2177,7 @@ extension SecretApi101 {
     /// TL type `InputStickerSet`. Constructors:
     /// - `inputStickerSetShortName#861cc8a0 short_name:string = InputStickerSet;`
     /// - `inputStickerSetEmpty#ffb62b95 = InputStickerSet;`
-    public enum InputStickerSet: TLSchemaDescribed, TLParsable {
+    public enum InputStickerSet: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputStickerSetShortName#861cc8a0 short_name:string = InputStickerSet;`
         case inputStickerSetShortName(Cons_inputStickerSetShortName)
         /// `inputStickerSetEmpty#ffb62b95 = InputStickerSet;`

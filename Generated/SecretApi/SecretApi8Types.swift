@@ -8,7 +8,7 @@ extension SecretApi8 {
     /// TL type `DecryptedMessage`. Constructors:
     /// - `decryptedMessage#1f814f1f random_id:long random_bytes:bytes message:string media:DecryptedMessageMedia = DecryptedMessage;`
     /// - `decryptedMessageService#aa48327d random_id:long random_bytes:bytes action:DecryptedMessageAction = DecryptedMessage;`
-    public enum DecryptedMessage: TLSchemaDescribed, TLParsable {
+    public enum DecryptedMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `decryptedMessage#1f814f1f random_id:long random_bytes:bytes message:string media:DecryptedMessageMedia = DecryptedMessage;`
         case decryptedMessage(Cons_decryptedMessage)
         /// `decryptedMessageService#aa48327d random_id:long random_bytes:bytes action:DecryptedMessageAction = DecryptedMessage;`
@@ -123,7 +123,7 @@ extension SecretApi8 {
     /// - `decryptedMessageMediaContact#588a0a97 phone_number:string first_name:string last_name:string user_id:int = DecryptedMessageMedia;`
     /// - `decryptedMessageMediaDocument#b095434b thumb:bytes thumb_w:int thumb_h:int file_name:string mime_type:string size:int key:bytes iv:bytes = DecryptedMessageMedia;`
     /// - `decryptedMessageMediaAudio#6080758f duration:int size:int key:bytes iv:bytes = DecryptedMessageMedia;`
-    public enum DecryptedMessageMedia: TLSchemaDescribed, TLParsable {
+    public enum DecryptedMessageMedia: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `decryptedMessageMediaEmpty#089f5c4a = DecryptedMessageMedia;`
         case decryptedMessageMediaEmpty
         /// `decryptedMessageMediaPhoto#32798a8c thumb:bytes thumb_w:int thumb_h:int w:int h:int size:int key:bytes iv:bytes = DecryptedMessageMedia;`
@@ -476,7 +476,7 @@ extension SecretApi8 {
     /// - `decryptedMessageActionScreenshotMessages#8ac1f475 random_ids:Vector<long> = DecryptedMessageAction;`
     /// - `decryptedMessageActionFlushHistory#6719e45c = DecryptedMessageAction;`
     /// - `decryptedMessageActionNotifyLayer#f3048883 layer:int = DecryptedMessageAction;`
-    public enum DecryptedMessageAction: TLSchemaDescribed, TLParsable {
+    public enum DecryptedMessageAction: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `decryptedMessageActionSetMessageTTL#a1733aec ttl_seconds:int = DecryptedMessageAction;`
         case decryptedMessageActionSetMessageTTL(Cons_decryptedMessageActionSetMessageTTL)
         /// `decryptedMessageActionReadMessages#0c4f40be random_ids:Vector<long> = DecryptedMessageAction;`

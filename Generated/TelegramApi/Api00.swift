@@ -9,7 +9,7 @@ extension Api {
     /// - `messageFwdHeader#4e4df4bb flags:# imported:flags.7?true saved_out:flags.11?true from_id:flags.0?Peer from_name:flags.5?string date:int channel_post:flags.2?int post_author:flags.3?string saved_from_peer:flags.4?Peer saved_from_msg_id:flags.4?int saved_from_id:flags.8?Peer saved_from_name:flags.9?string saved_date:flags.10?int psa_type:flags.6?string = MessageFwdHeader;`
     ///
     /// <https://core.telegram.org/type/MessageFwdHeader>
-    public enum MessageFwdHeader: TLSchemaDescribed, TLParsable {
+    public enum MessageFwdHeader: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messageFwdHeader#4e4df4bb flags:# imported:flags.7?true saved_out:flags.11?true from_id:flags.0?Peer from_name:flags.5?string date:int channel_post:flags.2?int post_author:flags.3?string saved_from_peer:flags.4?Peer saved_from_msg_id:flags.4?int saved_from_id:flags.8?Peer saved_from_name:flags.9?string saved_date:flags.10?int psa_type:flags.6?string = MessageFwdHeader;`
         ///
         /// <https://core.telegram.org/constructor/messageFwdHeader>
@@ -35,6 +35,7 @@ extension Api {
             public var imported: Bool { tlFlagIsSet(flags, 0x80) }
             public var savedOut: Bool { tlFlagIsSet(flags, 0x800) }
 
+            @_optimize(none)
             public init(imported: Bool = false, savedOut: Bool = false, fromId: Api.Peer? = nil, fromName: String? = nil, date: Int32, channelPost: Int32? = nil, postAuthor: String? = nil, savedFromPeer: Api.Peer? = nil, savedFromMsgId: Int32? = nil, savedFromId: Api.Peer? = nil, savedFromName: String? = nil, savedDate: Int32? = nil, psaType: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x80, when: imported)
@@ -205,7 +206,7 @@ extension Api {
     /// - `invoice#049ee584 flags:# test:flags.0?true name_requested:flags.1?true phone_requested:flags.2?true email_requested:flags.3?true shipping_address_requested:flags.4?true flexible:flags.5?true phone_to_provider:flags.6?true email_to_provider:flags.7?true recurring:flags.9?true currency:string prices:Vector<LabeledPrice> max_tip_amount:flags.8?long suggested_tip_amounts:flags.8?Vector<long> terms_url:flags.10?string subscription_period:flags.11?int = Invoice;`
     ///
     /// <https://core.telegram.org/type/Invoice>
-    public enum Invoice: TLSchemaDescribed, TLParsable {
+    public enum Invoice: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `invoice#049ee584 flags:# test:flags.0?true name_requested:flags.1?true phone_requested:flags.2?true email_requested:flags.3?true shipping_address_requested:flags.4?true flexible:flags.5?true phone_to_provider:flags.6?true email_to_provider:flags.7?true recurring:flags.9?true currency:string prices:Vector<LabeledPrice> max_tip_amount:flags.8?long suggested_tip_amounts:flags.8?Vector<long> terms_url:flags.10?string subscription_period:flags.11?int = Invoice;`
         ///
         /// <https://core.telegram.org/constructor/invoice>
@@ -233,6 +234,7 @@ extension Api {
             public var emailToProvider: Bool { tlFlagIsSet(flags, 0x80) }
             public var recurring: Bool { tlFlagIsSet(flags, 0x200) }
 
+            @_optimize(none)
             public init(test: Bool = false, nameRequested: Bool = false, phoneRequested: Bool = false, emailRequested: Bool = false, shippingAddressRequested: Bool = false, flexible: Bool = false, phoneToProvider: Bool = false, emailToProvider: Bool = false, recurring: Bool = false, currency: String, prices: [Api.LabeledPrice], maxTipAmount: Int64? = nil, suggestedTipAmounts: [Int64]? = nil, termsUrl: String? = nil, subscriptionPeriod: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: test)
@@ -351,7 +353,7 @@ extension Api {
     /// - `savedPhoneContact#1142bd56 phone:string first_name:string last_name:string date:int = SavedContact;`
     ///
     /// <https://core.telegram.org/type/SavedContact>
-    public enum SavedContact: TLSchemaDescribed, TLParsable {
+    public enum SavedContact: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `savedPhoneContact#1142bd56 phone:string first_name:string last_name:string date:int = SavedContact;`
         ///
         /// <https://core.telegram.org/constructor/savedPhoneContact>
@@ -426,7 +428,7 @@ extension Api {
     /// - `pageCaption#6f747657 text:RichText credit:RichText = PageCaption;`
     ///
     /// <https://core.telegram.org/type/PageCaption>
-    public enum PageCaption: TLSchemaDescribed, TLParsable {
+    public enum PageCaption: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `pageCaption#6f747657 text:RichText credit:RichText = PageCaption;`
         ///
         /// <https://core.telegram.org/constructor/pageCaption>
@@ -491,7 +493,7 @@ extension Api {
     /// - `poll#966e2dbf id:long flags:# closed:flags.0?true public_voters:flags.1?true multiple_choice:flags.2?true quiz:flags.3?true open_answers:flags.6?true revoting_disabled:flags.7?true shuffle_answers:flags.8?true hide_results_until_close:flags.9?true creator:flags.10?true subscribers_only:flags.11?true question:TextWithEntities answers:Vector<PollAnswer> close_period:flags.4?int close_date:flags.5?int countries_iso2:flags.12?Vector<string> hash:long = Poll;`
     ///
     /// <https://core.telegram.org/type/Poll>
-    public enum Poll: TLSchemaDescribed, TLParsable {
+    public enum Poll: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `poll#966e2dbf id:long flags:# closed:flags.0?true public_voters:flags.1?true multiple_choice:flags.2?true quiz:flags.3?true open_answers:flags.6?true revoting_disabled:flags.7?true shuffle_answers:flags.8?true hide_results_until_close:flags.9?true creator:flags.10?true subscribers_only:flags.11?true question:TextWithEntities answers:Vector<PollAnswer> close_period:flags.4?int close_date:flags.5?int countries_iso2:flags.12?Vector<string> hash:long = Poll;`
         ///
         /// <https://core.telegram.org/constructor/poll>
@@ -521,6 +523,7 @@ extension Api {
             public var creator: Bool { tlFlagIsSet(flags, 0x400) }
             public var subscribersOnly: Bool { tlFlagIsSet(flags, 0x800) }
 
+            @_optimize(none)
             public init(id: Int64, closed: Bool = false, publicVoters: Bool = false, multipleChoice: Bool = false, quiz: Bool = false, openAnswers: Bool = false, revotingDisabled: Bool = false, shuffleAnswers: Bool = false, hideResultsUntilClose: Bool = false, creator: Bool = false, subscribersOnly: Bool = false, question: Api.TextWithEntities, answers: [Api.PollAnswer], closePeriod: Int32? = nil, closeDate: Int32? = nil, countriesIso2: [String]? = nil, hash: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: closed)
@@ -642,7 +645,7 @@ extension Api {
     /// - `chatInviteImporter#8c5adfd9 flags:# requested:flags.0?true via_chatlist:flags.3?true user_id:long date:int about:flags.2?string approved_by:flags.1?long = ChatInviteImporter;`
     ///
     /// <https://core.telegram.org/type/ChatInviteImporter>
-    public enum ChatInviteImporter: TLSchemaDescribed, TLParsable {
+    public enum ChatInviteImporter: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatInviteImporter#8c5adfd9 flags:# requested:flags.0?true via_chatlist:flags.3?true user_id:long date:int about:flags.2?string approved_by:flags.1?long = ChatInviteImporter;`
         ///
         /// <https://core.telegram.org/constructor/chatInviteImporter>
@@ -661,6 +664,7 @@ extension Api {
             public var requested: Bool { tlFlagIsSet(flags, 0x1) }
             public var viaChatlist: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(requested: Bool = false, viaChatlist: Bool = false, userId: Int64, date: Int32, about: String? = nil, approvedBy: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: requested)
@@ -751,7 +755,7 @@ extension Api {
     /// - `attachMenuBot#d90d8dfe flags:# inactive:flags.0?true has_settings:flags.1?true request_write_access:flags.2?true show_in_attach_menu:flags.3?true show_in_side_menu:flags.4?true side_menu_disclaimer_needed:flags.5?true bot_id:long short_name:string peer_types:flags.3?Vector<AttachMenuPeerType> icons:Vector<AttachMenuBotIcon> = AttachMenuBot;`
     ///
     /// <https://core.telegram.org/type/AttachMenuBot>
-    public enum AttachMenuBot: TLSchemaDescribed, TLParsable {
+    public enum AttachMenuBot: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `attachMenuBot#d90d8dfe flags:# inactive:flags.0?true has_settings:flags.1?true request_write_access:flags.2?true show_in_attach_menu:flags.3?true show_in_side_menu:flags.4?true side_menu_disclaimer_needed:flags.5?true bot_id:long short_name:string peer_types:flags.3?Vector<AttachMenuPeerType> icons:Vector<AttachMenuBotIcon> = AttachMenuBot;`
         ///
         /// <https://core.telegram.org/constructor/attachMenuBot>
@@ -775,6 +779,7 @@ extension Api {
             /// `show_in_attach_menu` shares its bit with value fields: set exactly when they are.
             public var showInAttachMenu: Bool { peerTypes != nil }
 
+            @_optimize(none)
             public init(inactive: Bool = false, hasSettings: Bool = false, requestWriteAccess: Bool = false, showInSideMenu: Bool = false, sideMenuDisclaimerNeeded: Bool = false, botId: Int64, shortName: String, peerTypes: [Api.AttachMenuPeerType]? = nil, icons: [Api.AttachMenuBotIcon]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: inactive)
@@ -863,7 +868,7 @@ extension Api.stories {
     /// - `stories.allStories#6efc5e81 flags:# has_more:flags.0?true count:int state:string peer_stories:Vector<PeerStories> chats:Vector<Chat> users:Vector<User> stealth_mode:StoriesStealthMode = stories.AllStories;`
     ///
     /// <https://core.telegram.org/type/stories.AllStories>
-    public enum AllStories: TLSchemaDescribed, TLParsable {
+    public enum AllStories: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stories.allStoriesNotModified#1158fe3e flags:# state:string stealth_mode:StoriesStealthMode = stories.AllStories;`
         ///
         /// <https://core.telegram.org/constructor/stories.allStoriesNotModified>
@@ -903,6 +908,7 @@ extension Api.stories {
             public let stealthMode: Api.StoriesStealthMode
             public var hasMore: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(hasMore: Bool = false, count: Int32, state: String, peerStories: [Api.PeerStories], chats: [Api.Chat], users: [Api.User], stealthMode: Api.StoriesStealthMode) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: hasMore)
@@ -1014,7 +1020,7 @@ extension Api {
     /// - `botAppSettings#c99b1950 flags:# placeholder_path:flags.0?bytes background_color:flags.1?int background_dark_color:flags.2?int header_color:flags.3?int header_dark_color:flags.4?int = BotAppSettings;`
     ///
     /// <https://core.telegram.org/type/BotAppSettings>
-    public enum BotAppSettings: TLSchemaDescribed, TLParsable {
+    public enum BotAppSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `botAppSettings#c99b1950 flags:# placeholder_path:flags.0?bytes background_color:flags.1?int background_dark_color:flags.2?int header_color:flags.3?int header_dark_color:flags.4?int = BotAppSettings;`
         ///
         /// <https://core.telegram.org/constructor/botAppSettings>
@@ -1032,6 +1038,7 @@ extension Api {
             public let headerColor: Int32?
             public let headerDarkColor: Int32?
 
+            @_optimize(none)
             public init(placeholderPath: [UInt8]? = nil, backgroundColor: Int32? = nil, backgroundDarkColor: Int32? = nil, headerColor: Int32? = nil, headerDarkColor: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: placeholderPath != nil)
@@ -1145,7 +1152,7 @@ extension Api {
     /// - `groupCallDonor#ee430c85 flags:# top:flags.0?true my:flags.1?true peer_id:flags.3?Peer stars:long = GroupCallDonor;`
     ///
     /// <https://core.telegram.org/type/GroupCallDonor>
-    public enum GroupCallDonor: TLSchemaDescribed, TLParsable {
+    public enum GroupCallDonor: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `groupCallDonor#ee430c85 flags:# top:flags.0?true my:flags.1?true peer_id:flags.3?Peer stars:long = GroupCallDonor;`
         ///
         /// <https://core.telegram.org/constructor/groupCallDonor>
@@ -1162,6 +1169,7 @@ extension Api {
             public var top: Bool { tlFlagIsSet(flags, 0x1) }
             public var my: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(top: Bool = false, my: Bool = false, peerId: Api.Peer? = nil, stars: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: top)
@@ -1234,7 +1242,7 @@ extension Api.messages {
     /// - `messages.translatedRichMessage#4203998f result:Vector<RichMessage> = messages.TranslatedRichMessage;`
     ///
     /// <https://core.telegram.org/type/messages.TranslatedRichMessage>
-    public enum TranslatedRichMessage: TLSchemaDescribed, TLParsable {
+    public enum TranslatedRichMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.translatedRichMessage#4203998f result:Vector<RichMessage> = messages.TranslatedRichMessage;`
         ///
         /// <https://core.telegram.org/constructor/messages.translatedRichMessage>
@@ -1293,7 +1301,7 @@ extension Api {
     /// - `richButtonStyle#03c610bd flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true link:flags.3?true = RichButtonStyle;`
     ///
     /// <https://core.telegram.org/type/RichButtonStyle>
-    public enum RichButtonStyle: TLSchemaDescribed, TLParsable {
+    public enum RichButtonStyle: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `richButtonStyle#03c610bd flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true link:flags.3?true = RichButtonStyle;`
         ///
         /// <https://core.telegram.org/constructor/richButtonStyle>
@@ -1310,6 +1318,7 @@ extension Api {
             public var bgSuccess: Bool { tlFlagIsSet(flags, 0x4) }
             public var link: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(bgPrimary: Bool = false, bgDanger: Bool = false, bgSuccess: Bool = false, link: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: bgPrimary)
@@ -1368,6 +1377,7 @@ extension Api.functions.account {
     /// `account.getPassword#548a30f5 = account.Password;`
     ///
     /// <https://core.telegram.org/method/account.getPassword>
+    @_optimize(none)
     public static func getPassword() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Password>) {
         let buffer = Buffer()
         getPassword(into: buffer)
@@ -1375,7 +1385,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getPassword` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPassword(into buffer: Buffer) {
         buffer.appendUInt32(0x548a30f5)
     }
@@ -1385,6 +1395,7 @@ extension Api.functions.account {
     /// `account.uploadWallPaper#e39a8f03 flags:# for_chat:flags.0?true file:InputFile mime_type:string settings:WallPaperSettings = WallPaper;`
     ///
     /// <https://core.telegram.org/method/account.uploadWallPaper>
+    @_optimize(none)
     public static func uploadWallPaper(forChat: Bool = false, file: Api.InputFile, mimeType: String, settings: Api.WallPaperSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WallPaper>) {
         let buffer = Buffer()
         uploadWallPaper(into: buffer, forChat: forChat, file: file, mimeType: mimeType, settings: settings)
@@ -1392,7 +1403,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.uploadWallPaper` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func uploadWallPaper(into buffer: Buffer, forChat: Bool = false, file: Api.InputFile, mimeType: String, settings: Api.WallPaperSettings) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: forChat)
@@ -1410,6 +1421,7 @@ extension Api.functions.messages {
     /// `messages.markDialogUnread#8c5006f8 flags:# unread:flags.0?true parent_peer:flags.1?InputPeer peer:InputDialogPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.markDialogUnread>
+    @_optimize(none)
     public static func markDialogUnread(unread: Bool = false, parentPeer: Api.InputPeer? = nil, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         markDialogUnread(into: buffer, unread: unread, parentPeer: parentPeer, peer: peer)
@@ -1417,7 +1429,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.markDialogUnread` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func markDialogUnread(into buffer: Buffer, unread: Bool = false, parentPeer: Api.InputPeer? = nil, peer: Api.InputDialogPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: unread)
@@ -1435,6 +1447,7 @@ extension Api.functions.messages {
     /// `messages.deleteScheduledMessages#59ae2b16 peer:InputPeer id:Vector<int> = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.deleteScheduledMessages>
+    @_optimize(none)
     public static func deleteScheduledMessages(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteScheduledMessages(into: buffer, peer: peer, id: id)
@@ -1442,7 +1455,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteScheduledMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteScheduledMessages(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x59ae2b16)
         peer.serialize(buffer, true)
@@ -1454,6 +1467,7 @@ extension Api.functions.messages {
     /// `messages.getPollVotes#b86e380e flags:# peer:InputPeer id:int option:flags.0?bytes offset:flags.1?string limit:int = messages.VotesList;`
     ///
     /// <https://core.telegram.org/method/messages.getPollVotes>
+    @_optimize(none)
     public static func getPollVotes(peer: Api.InputPeer, id: Int32, option: [UInt8]? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.VotesList>) {
         let buffer = Buffer()
         getPollVotes(into: buffer, peer: peer, id: id, option: option, offset: offset, limit: limit)
@@ -1461,7 +1475,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPollVotes` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPollVotes(into buffer: Buffer, peer: Api.InputPeer, id: Int32, option: [UInt8]? = nil, offset: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: option != nil)
@@ -1486,6 +1500,7 @@ extension Api.functions.messages {
     /// `messages.deleteSavedHistory#4dc5085f flags:# parent_peer:flags.0?InputPeer peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;`
     ///
     /// <https://core.telegram.org/method/messages.deleteSavedHistory>
+    @_optimize(none)
     public static func deleteSavedHistory(parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         deleteSavedHistory(into: buffer, parentPeer: parentPeer, peer: peer, maxId: maxId, minDate: minDate, maxDate: maxDate)
@@ -1493,7 +1508,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteSavedHistory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
@@ -1521,6 +1536,7 @@ extension Api.functions.messages {
     /// `messages.getFactCheck#b9cdc5ee peer:InputPeer msg_id:Vector<int> = Vector<FactCheck>;`
     ///
     /// <https://core.telegram.org/method/messages.getFactCheck>
+    @_optimize(none)
     public static func getFactCheck(peer: Api.InputPeer, msgId: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FactCheck]>) {
         let buffer = Buffer()
         getFactCheck(into: buffer, peer: peer, msgId: msgId)
@@ -1528,7 +1544,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getFactCheck` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getFactCheck(into buffer: Buffer, peer: Api.InputPeer, msgId: [Int32]) {
         buffer.appendUInt32(0xb9cdc5ee)
         peer.serialize(buffer, true)
@@ -1540,6 +1556,7 @@ extension Api.functions.messages {
     /// `messages.reportMessagesDelivery#5a6d7395 flags:# push:flags.0?true peer:InputPeer id:Vector<int> = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.reportMessagesDelivery>
+    @_optimize(none)
     public static func reportMessagesDelivery(push: Bool = false, peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportMessagesDelivery(into: buffer, push: push, peer: peer, id: id)
@@ -1547,7 +1564,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportMessagesDelivery` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reportMessagesDelivery(into buffer: Buffer, push: Bool = false, peer: Api.InputPeer, id: [Int32]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: push)
@@ -1564,6 +1581,7 @@ extension Api.functions.channels {
     /// `channels.leaveChannel#f836aa95 channel:InputChannel = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.leaveChannel>
+    @_optimize(none)
     public static func leaveChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         leaveChannel(into: buffer, channel: channel)
@@ -1571,7 +1589,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.leaveChannel` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func leaveChannel(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0xf836aa95)
         channel.serialize(buffer, true)
@@ -1582,6 +1600,7 @@ extension Api.functions.bots {
     /// `bots.setCustomVerification#8b89dfbd flags:# enabled:flags.1?true bot:flags.0?InputUser peer:InputPeer custom_description:flags.2?string = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.setCustomVerification>
+    @_optimize(none)
     public static func setCustomVerification(enabled: Bool = false, bot: Api.InputUser? = nil, peer: Api.InputPeer, customDescription: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setCustomVerification(into: buffer, enabled: enabled, bot: bot, peer: peer, customDescription: customDescription)
@@ -1589,7 +1608,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setCustomVerification` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setCustomVerification(into buffer: Buffer, enabled: Bool = false, bot: Api.InputUser? = nil, peer: Api.InputPeer, customDescription: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: enabled)
@@ -1611,6 +1630,7 @@ extension Api.functions.bots {
     /// `bots.exportBotToken#bd0d99eb bot:InputUser revoke:Bool = bots.ExportedBotToken;`
     ///
     /// <https://core.telegram.org/method/bots.exportBotToken>
+    @_optimize(none)
     public static func exportBotToken(bot: Api.InputUser, revoke: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.ExportedBotToken>) {
         let buffer = Buffer()
         exportBotToken(into: buffer, bot: bot, revoke: revoke)
@@ -1618,7 +1638,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.exportBotToken` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func exportBotToken(into buffer: Buffer, bot: Api.InputUser, revoke: Bool) {
         buffer.appendUInt32(0xbd0d99eb)
         bot.serialize(buffer, true)
@@ -1630,6 +1650,7 @@ extension Api.functions.payments {
     /// `payments.editConnectedStarRefBot#e4fca4a3 flags:# revoked:flags.0?true peer:InputPeer link:string = payments.ConnectedStarRefBots;`
     ///
     /// <https://core.telegram.org/method/payments.editConnectedStarRefBot>
+    @_optimize(none)
     public static func editConnectedStarRefBot(revoked: Bool = false, peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
         let buffer = Buffer()
         editConnectedStarRefBot(into: buffer, revoked: revoked, peer: peer, link: link)
@@ -1637,7 +1658,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.editConnectedStarRefBot` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editConnectedStarRefBot(into buffer: Buffer, revoked: Bool = false, peer: Api.InputPeer, link: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: revoked)
@@ -1654,6 +1675,7 @@ extension Api.functions.stories {
     /// `stories.activateStealthMode#57bbd166 flags:# past:flags.0?true future:flags.1?true = Updates;`
     ///
     /// <https://core.telegram.org/method/stories.activateStealthMode>
+    @_optimize(none)
     public static func activateStealthMode(past: Bool = false, future: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         activateStealthMode(into: buffer, past: past, future: future)
@@ -1661,7 +1683,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.activateStealthMode` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func activateStealthMode(into buffer: Buffer, past: Bool = false, future: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: past)
@@ -1677,6 +1699,7 @@ extension Api.functions.stories {
     /// `stories.getPeerStories#2c4ada50 peer:InputPeer = stories.PeerStories;`
     ///
     /// <https://core.telegram.org/method/stories.getPeerStories>
+    @_optimize(none)
     public static func getPeerStories(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.PeerStories>) {
         let buffer = Buffer()
         getPeerStories(into: buffer, peer: peer)
@@ -1684,7 +1707,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getPeerStories` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPeerStories(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x2c4ada50)
         peer.serialize(buffer, true)

@@ -9,7 +9,7 @@ extension Api {
     /// - `error#c4b9f9bb code:int text:string = Error;`
     ///
     /// <https://core.telegram.org/type/Error>
-    public enum Error: TLSchemaDescribed, TLParsable {
+    public enum Error: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `error#c4b9f9bb code:int text:string = Error;`
         ///
         /// <https://core.telegram.org/constructor/error>
@@ -76,7 +76,7 @@ extension Api {
     /// - `dcOption#18b7a10d flags:# ipv6:flags.0?true media_only:flags.1?true tcpo_only:flags.2?true cdn:flags.3?true static:flags.4?true this_port_only:flags.5?true id:int ip_address:string port:int secret:flags.10?bytes = DcOption;`
     ///
     /// <https://core.telegram.org/type/DcOption>
-    public enum DcOption: TLSchemaDescribed, TLParsable {
+    public enum DcOption: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `dcOption#18b7a10d flags:# ipv6:flags.0?true media_only:flags.1?true tcpo_only:flags.2?true cdn:flags.3?true static:flags.4?true this_port_only:flags.5?true id:int ip_address:string port:int secret:flags.10?bytes = DcOption;`
         ///
         /// <https://core.telegram.org/constructor/dcOption>
@@ -99,6 +99,7 @@ extension Api {
             public var `static`: Bool { tlFlagIsSet(flags, 0x10) }
             public var thisPortOnly: Bool { tlFlagIsSet(flags, 0x20) }
 
+            @_optimize(none)
             public init(ipv6: Bool = false, mediaOnly: Bool = false, tcpoOnly: Bool = false, cdn: Bool = false, `static`: Bool = false, thisPortOnly: Bool = false, id: Int32, ipAddress: String, port: Int32, secret: [UInt8]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: ipv6)
@@ -187,7 +188,7 @@ extension Api.account {
     /// - `account.privacyRules#50a04e45 rules:Vector<PrivacyRule> chats:Vector<Chat> users:Vector<User> = account.PrivacyRules;`
     ///
     /// <https://core.telegram.org/type/account.PrivacyRules>
-    public enum PrivacyRules: TLSchemaDescribed, TLParsable {
+    public enum PrivacyRules: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.privacyRules#50a04e45 rules:Vector<PrivacyRule> chats:Vector<Chat> users:Vector<User> = account.PrivacyRules;`
         ///
         /// <https://core.telegram.org/constructor/account.privacyRules>
@@ -258,7 +259,7 @@ extension Api.messages {
     /// - `messages.stickers#30a6ec7e hash:long stickers:Vector<Document> = messages.Stickers;`
     ///
     /// <https://core.telegram.org/type/messages.Stickers>
-    public enum Stickers: TLSchemaDescribed, TLParsable {
+    public enum Stickers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.stickersNotModified#f1749a22 = messages.Stickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.stickersNotModified>
@@ -341,7 +342,7 @@ extension Api {
     /// - `channelParticipantLeft#1b03f006 peer:Peer = ChannelParticipant;`
     ///
     /// <https://core.telegram.org/type/ChannelParticipant>
-    public enum ChannelParticipant: TLSchemaDescribed, TLParsable {
+    public enum ChannelParticipant: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `channelParticipant#1bd54456 flags:# user_id:long date:int subscription_until_date:flags.0?int rank:flags.2?string = ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipant>
@@ -378,6 +379,7 @@ extension Api {
             public let subscriptionUntilDate: Int32?
             public let rank: String?
 
+            @_optimize(none)
             public init(userId: Int64, date: Int32, subscriptionUntilDate: Int32? = nil, rank: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: subscriptionUntilDate != nil)
@@ -411,6 +413,7 @@ extension Api {
             public let rank: String?
             public var viaRequest: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(viaRequest: Bool = false, userId: Int64, inviterId: Int64, date: Int32, subscriptionUntilDate: Int32? = nil, rank: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: viaRequest)
@@ -444,6 +447,7 @@ extension Api {
             public let adminRights: Api.ChatAdminRights
             public let rank: String?
 
+            @_optimize(none)
             public init(userId: Int64, adminRights: Api.ChatAdminRights, rank: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: rank != nil)
@@ -477,6 +481,7 @@ extension Api {
             /// `self` shares its bit with value fields: set exactly when they are.
             public var isSelf: Bool { inviterId != nil }
 
+            @_optimize(none)
             public init(canEdit: Bool = false, userId: Int64, inviterId: Int64? = nil, promotedBy: Int64, date: Int32, adminRights: Api.ChatAdminRights, rank: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: canEdit)
@@ -515,6 +520,7 @@ extension Api {
             public let rank: String?
             public var left: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(left: Bool = false, peer: Api.Peer, kickedBy: Int64, date: Int32, bannedRights: Api.ChatBannedRights, rank: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: left)
@@ -791,7 +797,7 @@ extension Api {
     /// - `secureSecretSettings#1527bcac secure_algo:SecurePasswordKdfAlgo secure_secret:bytes secure_secret_id:long = SecureSecretSettings;`
     ///
     /// <https://core.telegram.org/type/SecureSecretSettings>
-    public enum SecureSecretSettings: TLSchemaDescribed, TLParsable {
+    public enum SecureSecretSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `secureSecretSettings#1527bcac secure_algo:SecurePasswordKdfAlgo secure_secret:bytes secure_secret_id:long = SecureSecretSettings;`
         ///
         /// <https://core.telegram.org/constructor/secureSecretSettings>
@@ -862,7 +868,7 @@ extension Api.account {
     /// - `account.wallPapers#cdc3858c hash:long wallpapers:Vector<WallPaper> = account.WallPapers;`
     ///
     /// <https://core.telegram.org/type/account.WallPapers>
-    public enum WallPapers: TLSchemaDescribed, TLParsable {
+    public enum WallPapers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.wallPapersNotModified#1c199183 = account.WallPapers;`
         ///
         /// <https://core.telegram.org/constructor/account.wallPapersNotModified>
@@ -940,7 +946,7 @@ extension Api {
     /// - `codeSettings#ad253d78 flags:# allow_flashcall:flags.0?true current_number:flags.1?true allow_app_hash:flags.4?true allow_missed_call:flags.5?true allow_firebase:flags.7?true unknown_number:flags.9?true logout_tokens:flags.6?Vector<bytes> token:flags.8?string app_sandbox:flags.8?Bool = CodeSettings;`
     ///
     /// <https://core.telegram.org/type/CodeSettings>
-    public enum CodeSettings: TLSchemaDescribed, TLParsable {
+    public enum CodeSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `codeSettings#ad253d78 flags:# allow_flashcall:flags.0?true current_number:flags.1?true allow_app_hash:flags.4?true allow_missed_call:flags.5?true allow_firebase:flags.7?true unknown_number:flags.9?true logout_tokens:flags.6?Vector<bytes> token:flags.8?string app_sandbox:flags.8?Bool = CodeSettings;`
         ///
         /// <https://core.telegram.org/constructor/codeSettings>
@@ -962,6 +968,7 @@ extension Api {
             public var allowFirebase: Bool { tlFlagIsSet(flags, 0x80) }
             public var unknownNumber: Bool { tlFlagIsSet(flags, 0x200) }
 
+            @_optimize(none)
             public init(allowFlashcall: Bool = false, currentNumber: Bool = false, allowAppHash: Bool = false, allowMissedCall: Bool = false, allowFirebase: Bool = false, unknownNumber: Bool = false, logoutTokens: [[UInt8]]? = nil, token: String? = nil, appSandbox: Bool? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: allowFlashcall)
@@ -1057,7 +1064,7 @@ extension Api {
     /// - `emojiList#7a1e11d1 hash:long document_id:Vector<long> = EmojiList;`
     ///
     /// <https://core.telegram.org/type/EmojiList>
-    public enum EmojiList: TLSchemaDescribed, TLParsable {
+    public enum EmojiList: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `emojiListNotModified#481eadfa = EmojiList;`
         ///
         /// <https://core.telegram.org/constructor/emojiListNotModified>
@@ -1135,7 +1142,7 @@ extension Api {
     /// - `mediaAreaCoordinates#cfc9e002 flags:# x:double y:double w:double h:double rotation:double radius:flags.0?double = MediaAreaCoordinates;`
     ///
     /// <https://core.telegram.org/type/MediaAreaCoordinates>
-    public enum MediaAreaCoordinates: TLSchemaDescribed, TLParsable {
+    public enum MediaAreaCoordinates: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `mediaAreaCoordinates#cfc9e002 flags:# x:double y:double w:double h:double rotation:double radius:flags.0?double = MediaAreaCoordinates;`
         ///
         /// <https://core.telegram.org/constructor/mediaAreaCoordinates>
@@ -1154,6 +1161,7 @@ extension Api {
             public let rotation: Double
             public let radius: Double?
 
+            @_optimize(none)
             public init(x: Double, y: Double, w: Double, h: Double, rotation: Double, radius: Double? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: radius != nil)
@@ -1246,7 +1254,7 @@ extension Api.payments {
     /// - `payments.resaleStarGifts#947a12df flags:# count:int gifts:Vector<StarGift> next_offset:flags.0?string attributes:flags.1?Vector<StarGiftAttribute> attributes_hash:flags.1?long chats:Vector<Chat> counters:flags.2?Vector<StarGiftAttributeCounter> users:Vector<User> = payments.ResaleStarGifts;`
     ///
     /// <https://core.telegram.org/type/payments.ResaleStarGifts>
-    public enum ResaleStarGifts: TLSchemaDescribed, TLParsable {
+    public enum ResaleStarGifts: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.resaleStarGifts#947a12df flags:# count:int gifts:Vector<StarGift> next_offset:flags.0?string attributes:flags.1?Vector<StarGiftAttribute> attributes_hash:flags.1?long chats:Vector<Chat> counters:flags.2?Vector<StarGiftAttributeCounter> users:Vector<User> = payments.ResaleStarGifts;`
         ///
         /// <https://core.telegram.org/constructor/payments.resaleStarGifts>
@@ -1267,6 +1275,7 @@ extension Api.payments {
             public let counters: [Api.StarGiftAttributeCounter]?
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(count: Int32, gifts: [Api.StarGift], nextOffset: String? = nil, attributes: [Api.StarGiftAttribute]? = nil, attributesHash: Int64? = nil, chats: [Api.Chat], counters: [Api.StarGiftAttributeCounter]? = nil, users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
@@ -1386,7 +1395,7 @@ extension Api.messages {
     /// - `messages.emojiGameOutcome#da2ad647 seed:bytes stake_ton_amount:long ton_amount:long = messages.EmojiGameOutcome;`
     ///
     /// <https://core.telegram.org/type/messages.EmojiGameOutcome>
-    public enum EmojiGameOutcome: TLSchemaDescribed, TLParsable {
+    public enum EmojiGameOutcome: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.emojiGameOutcome#da2ad647 seed:bytes stake_ton_amount:long ton_amount:long = messages.EmojiGameOutcome;`
         ///
         /// <https://core.telegram.org/constructor/messages.emojiGameOutcome>
@@ -1476,6 +1485,7 @@ extension Api.functions.account {
     /// `account.getNotifySettings#12b3ad31 peer:InputNotifyPeer = PeerNotifySettings;`
     ///
     /// <https://core.telegram.org/method/account.getNotifySettings>
+    @_optimize(none)
     public static func getNotifySettings(peer: Api.InputNotifyPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.PeerNotifySettings>) {
         let buffer = Buffer()
         getNotifySettings(into: buffer, peer: peer)
@@ -1483,7 +1493,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getNotifySettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getNotifySettings(into buffer: Buffer, peer: Api.InputNotifyPeer) {
         buffer.appendUInt32(0x12b3ad31)
         peer.serialize(buffer, true)
@@ -1494,6 +1504,7 @@ extension Api.functions.account {
     /// `account.sendVerifyEmailCode#98e037bb purpose:EmailVerifyPurpose email:string = account.SentEmailCode;`
     ///
     /// <https://core.telegram.org/method/account.sendVerifyEmailCode>
+    @_optimize(none)
     public static func sendVerifyEmailCode(purpose: Api.EmailVerifyPurpose, email: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SentEmailCode>) {
         let buffer = Buffer()
         sendVerifyEmailCode(into: buffer, purpose: purpose, email: email)
@@ -1501,7 +1512,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.sendVerifyEmailCode` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendVerifyEmailCode(into buffer: Buffer, purpose: Api.EmailVerifyPurpose, email: String) {
         buffer.appendUInt32(0x98e037bb)
         purpose.serialize(buffer, true)
@@ -1513,6 +1524,7 @@ extension Api.functions.account {
     /// `account.clearRecentEmojiStatuses#18201aae = Bool;`
     ///
     /// <https://core.telegram.org/method/account.clearRecentEmojiStatuses>
+    @_optimize(none)
     public static func clearRecentEmojiStatuses() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         clearRecentEmojiStatuses(into: buffer)
@@ -1520,7 +1532,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.clearRecentEmojiStatuses` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func clearRecentEmojiStatuses(into buffer: Buffer) {
         buffer.appendUInt32(0x18201aae)
     }
@@ -1530,6 +1542,7 @@ extension Api.functions.users {
     /// `users.suggestBirthday#fc533372 id:InputUser birthday:Birthday = Updates;`
     ///
     /// <https://core.telegram.org/method/users.suggestBirthday>
+    @_optimize(none)
     public static func suggestBirthday(id: Api.InputUser, birthday: Api.Birthday) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         suggestBirthday(into: buffer, id: id, birthday: birthday)
@@ -1537,7 +1550,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.suggestBirthday` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func suggestBirthday(into buffer: Buffer, id: Api.InputUser, birthday: Api.Birthday) {
         buffer.appendUInt32(0xfc533372)
         id.serialize(buffer, true)
@@ -1549,6 +1562,7 @@ extension Api.functions.contacts {
     /// `contacts.getStatuses#c4a353ee = Vector<ContactStatus>;`
     ///
     /// <https://core.telegram.org/method/contacts.getStatuses>
+    @_optimize(none)
     public static func getStatuses() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.ContactStatus]>) {
         let buffer = Buffer()
         getStatuses(into: buffer)
@@ -1556,7 +1570,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getStatuses` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStatuses(into buffer: Buffer) {
         buffer.appendUInt32(0xc4a353ee)
     }
@@ -1566,6 +1580,7 @@ extension Api.functions.messages {
     /// `messages.migrateChat#a2875319 chat_id:long = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.migrateChat>
+    @_optimize(none)
     public static func migrateChat(chatId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         migrateChat(into: buffer, chatId: chatId)
@@ -1573,7 +1588,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.migrateChat` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func migrateChat(into buffer: Buffer, chatId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xa2875319)
@@ -1586,6 +1601,7 @@ extension Api.functions.messages {
     /// `messages.readMentions#36e5bf4d flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;`
     ///
     /// <https://core.telegram.org/method/messages.readMentions>
+    @_optimize(none)
     public static func readMentions(peer: Api.InputPeer, topMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         readMentions(into: buffer, peer: peer, topMsgId: topMsgId)
@@ -1593,7 +1609,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readMentions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func readMentions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -1612,6 +1628,7 @@ extension Api.functions.messages {
     /// `messages.sendWebViewResultMessage#0a4314f5 bot_query_id:string result:InputBotInlineResult = WebViewMessageSent;`
     ///
     /// <https://core.telegram.org/method/messages.sendWebViewResultMessage>
+    @_optimize(none)
     public static func sendWebViewResultMessage(botQueryId: String, result: Api.InputBotInlineResult) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewMessageSent>) {
         let buffer = Buffer()
         sendWebViewResultMessage(into: buffer, botQueryId: botQueryId, result: result)
@@ -1619,7 +1636,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendWebViewResultMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendWebViewResultMessage(into buffer: Buffer, botQueryId: String, result: Api.InputBotInlineResult) {
         buffer.appendUInt32(0x0a4314f5)
         buffer.appendTLString(botQueryId)
@@ -1631,6 +1648,7 @@ extension Api.functions.messages {
     /// `messages.getUnreadPollVotes#43286cf2 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.getUnreadPollVotes>
+    @_optimize(none)
     public static func getUnreadPollVotes(peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getUnreadPollVotes(into: buffer, peer: peer, topMsgId: topMsgId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId)
@@ -1638,7 +1656,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getUnreadPollVotes` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getUnreadPollVotes(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -1664,6 +1682,7 @@ extension Api.functions.upload {
     /// `upload.getWebFile#24e6818d location:InputWebFileLocation offset:int limit:int = upload.WebFile;`
     ///
     /// <https://core.telegram.org/method/upload.getWebFile>
+    @_optimize(none)
     public static func getWebFile(location: Api.InputWebFileLocation, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.upload.WebFile>) {
         let buffer = Buffer()
         getWebFile(into: buffer, location: location, offset: offset, limit: limit)
@@ -1671,7 +1690,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.getWebFile` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getWebFile(into buffer: Buffer, location: Api.InputWebFileLocation, offset: Int32, limit: Int32) {
         buffer.appendUInt32(0x24e6818d)
         location.serialize(buffer, true)
@@ -1686,6 +1705,7 @@ extension Api.functions.channels {
     /// `channels.togglePreHistoryHidden#eabbb94c channel:InputChannel enabled:Bool = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.togglePreHistoryHidden>
+    @_optimize(none)
     public static func togglePreHistoryHidden(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         togglePreHistoryHidden(into: buffer, channel: channel, enabled: enabled)
@@ -1693,7 +1713,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.togglePreHistoryHidden` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func togglePreHistoryHidden(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0xeabbb94c)
         channel.serialize(buffer, true)
@@ -1705,6 +1725,7 @@ extension Api.functions.bots {
     /// `bots.setBotInfo#10cf3123 flags:# bot:flags.2?InputUser lang_code:string name:flags.3?string about:flags.0?string description:flags.1?string = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.setBotInfo>
+    @_optimize(none)
     public static func setBotInfo(bot: Api.InputUser? = nil, langCode: String, name: String? = nil, about: String? = nil, description: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotInfo(into: buffer, bot: bot, langCode: langCode, name: name, about: about, description: description)
@@ -1712,7 +1733,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setBotInfo` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setBotInfo(into buffer: Buffer, bot: Api.InputUser? = nil, langCode: String, name: String? = nil, about: String? = nil, description: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: bot != nil)
@@ -1741,6 +1762,7 @@ extension Api.functions.payments {
     /// `payments.changeStarsSubscription#c7770878 flags:# peer:InputPeer subscription_id:string canceled:flags.0?Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/payments.changeStarsSubscription>
+    @_optimize(none)
     public static func changeStarsSubscription(peer: Api.InputPeer, subscriptionId: String, canceled: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         changeStarsSubscription(into: buffer, peer: peer, subscriptionId: subscriptionId, canceled: canceled)
@@ -1748,7 +1770,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.changeStarsSubscription` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func changeStarsSubscription(into buffer: Buffer, peer: Api.InputPeer, subscriptionId: String, canceled: Bool? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: canceled != nil)
@@ -1768,6 +1790,7 @@ extension Api.functions.payments {
     /// `payments.connectStarRefBot#7ed5348a peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;`
     ///
     /// <https://core.telegram.org/method/payments.connectStarRefBot>
+    @_optimize(none)
     public static func connectStarRefBot(peer: Api.InputPeer, bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
         let buffer = Buffer()
         connectStarRefBot(into: buffer, peer: peer, bot: bot)
@@ -1775,7 +1798,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.connectStarRefBot` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func connectStarRefBot(into buffer: Buffer, peer: Api.InputPeer, bot: Api.InputUser) {
         buffer.appendUInt32(0x7ed5348a)
         peer.serialize(buffer, true)
@@ -1787,6 +1810,7 @@ extension Api.functions.payments {
     /// `payments.checkCanSendGift#c0c4edc9 gift_id:long = payments.CheckCanSendGiftResult;`
     ///
     /// <https://core.telegram.org/method/payments.checkCanSendGift>
+    @_optimize(none)
     public static func checkCanSendGift(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.CheckCanSendGiftResult>) {
         let buffer = Buffer()
         checkCanSendGift(into: buffer, giftId: giftId)
@@ -1794,7 +1818,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.checkCanSendGift` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkCanSendGift(into buffer: Buffer, giftId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xc0c4edc9)
@@ -1807,6 +1831,7 @@ extension Api.functions.phone {
     /// `phone.getGroupCall#041845db call:InputGroupCall limit:int = phone.GroupCall;`
     ///
     /// <https://core.telegram.org/method/phone.getGroupCall>
+    @_optimize(none)
     public static func getGroupCall(call: Api.InputGroupCall, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCall>) {
         let buffer = Buffer()
         getGroupCall(into: buffer, call: call, limit: limit)
@@ -1814,7 +1839,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupCall` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getGroupCall(into buffer: Buffer, call: Api.InputGroupCall, limit: Int32) {
         buffer.appendUInt32(0x041845db)
         call.serialize(buffer, true)
@@ -1826,6 +1851,7 @@ extension Api.functions.chatlists {
     /// `chatlists.editExportedInvite#653db63d flags:# chatlist:InputChatlist slug:string title:flags.1?string peers:flags.2?Vector<InputPeer> = ExportedChatlistInvite;`
     ///
     /// <https://core.telegram.org/method/chatlists.editExportedInvite>
+    @_optimize(none)
     public static func editExportedInvite(chatlist: Api.InputChatlist, slug: String, title: String? = nil, peers: [Api.InputPeer]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedChatlistInvite>) {
         let buffer = Buffer()
         editExportedInvite(into: buffer, chatlist: chatlist, slug: slug, title: title, peers: peers)
@@ -1833,7 +1859,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.editExportedInvite` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editExportedInvite(into buffer: Buffer, chatlist: Api.InputChatlist, slug: String, title: String? = nil, peers: [Api.InputPeer]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: title != nil)

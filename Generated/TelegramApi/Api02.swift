@@ -12,7 +12,7 @@ extension Api {
     /// - `inputMessageCallbackQuery#acfa1a7e id:int query_id:long = InputMessage;`
     ///
     /// <https://core.telegram.org/type/InputMessage>
-    public enum InputMessage: TLSchemaDescribed, TLParsable {
+    public enum InputMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputMessageID#a676a322 id:int = InputMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputMessageID>
@@ -152,7 +152,7 @@ extension Api {
     /// - `inputAppEvent#1d1b1245 time:double type:string peer:long data:JSONValue = InputAppEvent;`
     ///
     /// <https://core.telegram.org/type/InputAppEvent>
-    public enum InputAppEvent: TLSchemaDescribed, TLParsable {
+    public enum InputAppEvent: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputAppEvent#1d1b1245 time:double type:string peer:long data:JSONValue = InputAppEvent;`
         ///
         /// <https://core.telegram.org/constructor/inputAppEvent>
@@ -229,7 +229,7 @@ extension Api {
     /// - `pageTableCell#34566b6a flags:# header:flags.0?true align_center:flags.3?true align_right:flags.4?true valign_middle:flags.5?true valign_bottom:flags.6?true text:flags.7?RichText colspan:flags.1?int rowspan:flags.2?int = PageTableCell;`
     ///
     /// <https://core.telegram.org/type/PageTableCell>
-    public enum PageTableCell: TLSchemaDescribed, TLParsable {
+    public enum PageTableCell: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `pageTableCell#34566b6a flags:# header:flags.0?true align_center:flags.3?true align_right:flags.4?true valign_middle:flags.5?true valign_bottom:flags.6?true text:flags.7?RichText colspan:flags.1?int rowspan:flags.2?int = PageTableCell;`
         ///
         /// <https://core.telegram.org/constructor/pageTableCell>
@@ -250,6 +250,7 @@ extension Api {
             public var valignMiddle: Bool { tlFlagIsSet(flags, 0x20) }
             public var valignBottom: Bool { tlFlagIsSet(flags, 0x40) }
 
+            @_optimize(none)
             public init(header: Bool = false, alignCenter: Bool = false, alignRight: Bool = false, valignMiddle: Bool = false, valignBottom: Bool = false, text: Api.RichText? = nil, colspan: Int32? = nil, rowspan: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: header)
@@ -345,7 +346,7 @@ extension Api {
     /// - `inputPollAnswer#199fed96 flags:# text:TextWithEntities media:flags.0?InputMedia = PollAnswer;`
     ///
     /// <https://core.telegram.org/type/PollAnswer>
-    public enum PollAnswer: TLSchemaDescribed, TLParsable {
+    public enum PollAnswer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `pollAnswer#4b7d786a flags:# text:TextWithEntities option:bytes media:flags.0?MessageMedia added_by:flags.1?Peer date:flags.1?int = PollAnswer;`
         ///
         /// <https://core.telegram.org/constructor/pollAnswer>
@@ -367,6 +368,7 @@ extension Api {
             public let addedBy: Api.Peer?
             public let date: Int32?
 
+            @_optimize(none)
             public init(text: Api.TextWithEntities, option: [UInt8], media: Api.MessageMedia? = nil, addedBy: Api.Peer? = nil, date: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: media != nil)
@@ -398,6 +400,7 @@ extension Api {
             public let text: Api.TextWithEntities
             public let media: Api.InputMedia?
 
+            @_optimize(none)
             public init(text: Api.TextWithEntities, media: Api.InputMedia? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: media != nil)
@@ -514,7 +517,7 @@ extension Api {
     /// - `emojiKeywordsDifference#5cc761bd lang_code:string from_version:int version:int keywords:Vector<EmojiKeyword> = EmojiKeywordsDifference;`
     ///
     /// <https://core.telegram.org/type/EmojiKeywordsDifference>
-    public enum EmojiKeywordsDifference: TLSchemaDescribed, TLParsable {
+    public enum EmojiKeywordsDifference: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `emojiKeywordsDifference#5cc761bd lang_code:string from_version:int version:int keywords:Vector<EmojiKeyword> = EmojiKeywordsDifference;`
         ///
         /// <https://core.telegram.org/constructor/emojiKeywordsDifference>
@@ -592,7 +595,7 @@ extension Api.help {
     /// - `help.countriesList#87d0759e countries:Vector<help.Country> hash:int = help.CountriesList;`
     ///
     /// <https://core.telegram.org/type/help.CountriesList>
-    public enum CountriesList: TLSchemaDescribed, TLParsable {
+    public enum CountriesList: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.countriesListNotModified#93cc1f32 = help.CountriesList;`
         ///
         /// <https://core.telegram.org/constructor/help.countriesListNotModified>
@@ -668,7 +671,7 @@ extension Api.messages {
     /// - `messages.forumTopics#367617d3 flags:# order_by_create_date:flags.0?true count:int topics:Vector<ForumTopic> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> pts:int = messages.ForumTopics;`
     ///
     /// <https://core.telegram.org/type/messages.ForumTopics>
-    public enum ForumTopics: TLSchemaDescribed, TLParsable {
+    public enum ForumTopics: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.forumTopics#367617d3 flags:# order_by_create_date:flags.0?true count:int topics:Vector<ForumTopic> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> pts:int = messages.ForumTopics;`
         ///
         /// <https://core.telegram.org/constructor/messages.forumTopics>
@@ -688,6 +691,7 @@ extension Api.messages {
             public let pts: Int32
             public var orderByCreateDate: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(orderByCreateDate: Bool = false, count: Int32, topics: [Api.ForumTopic], messages: [Api.Message], chats: [Api.Chat], users: [Api.User], pts: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: orderByCreateDate)
@@ -775,7 +779,7 @@ extension Api.chatlists {
     /// - `chatlists.exportedChatlistInvite#10e6e3a6 filter:DialogFilter invite:ExportedChatlistInvite = chatlists.ExportedChatlistInvite;`
     ///
     /// <https://core.telegram.org/type/chatlists.ExportedChatlistInvite>
-    public enum ExportedChatlistInvite: TLSchemaDescribed, TLParsable {
+    public enum ExportedChatlistInvite: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatlists.exportedChatlistInvite#10e6e3a6 filter:DialogFilter invite:ExportedChatlistInvite = chatlists.ExportedChatlistInvite;`
         ///
         /// <https://core.telegram.org/constructor/chatlists.exportedChatlistInvite>
@@ -840,7 +844,7 @@ extension Api {
     /// - `inputBusinessAwayMessage#832175e0 flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:InputBusinessRecipients = InputBusinessAwayMessage;`
     ///
     /// <https://core.telegram.org/type/InputBusinessAwayMessage>
-    public enum InputBusinessAwayMessage: TLSchemaDescribed, TLParsable {
+    public enum InputBusinessAwayMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputBusinessAwayMessage#832175e0 flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:InputBusinessRecipients = InputBusinessAwayMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputBusinessAwayMessage>
@@ -857,6 +861,7 @@ extension Api {
             public let recipients: Api.InputBusinessRecipients
             public var offlineOnly: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(offlineOnly: Bool = false, shortcutId: Int32, schedule: Api.BusinessAwayMessageSchedule, recipients: Api.InputBusinessRecipients) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: offlineOnly)
@@ -929,7 +934,7 @@ extension Api {
     /// - `timezone#ff9289f5 id:string name:string utc_offset:int = Timezone;`
     ///
     /// <https://core.telegram.org/type/Timezone>
-    public enum Timezone: TLSchemaDescribed, TLParsable {
+    public enum Timezone: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `timezone#ff9289f5 id:string name:string utc_offset:int = Timezone;`
         ///
         /// <https://core.telegram.org/constructor/timezone>
@@ -999,7 +1004,7 @@ extension Api {
     /// - `contactBirthday#1d998733 contact_id:long birthday:Birthday = ContactBirthday;`
     ///
     /// <https://core.telegram.org/type/ContactBirthday>
-    public enum ContactBirthday: TLSchemaDescribed, TLParsable {
+    public enum ContactBirthday: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `contactBirthday#1d998733 contact_id:long birthday:Birthday = ContactBirthday;`
         ///
         /// <https://core.telegram.org/constructor/contactBirthday>
@@ -1067,7 +1072,7 @@ extension Api.messages {
     /// - `messages.availableEffects#bddb616e hash:int effects:Vector<AvailableEffect> documents:Vector<Document> = messages.AvailableEffects;`
     ///
     /// <https://core.telegram.org/type/messages.AvailableEffects>
-    public enum AvailableEffects: TLSchemaDescribed, TLParsable {
+    public enum AvailableEffects: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.availableEffectsNotModified#d1ed9a5b = messages.AvailableEffects;`
         ///
         /// <https://core.telegram.org/constructor/messages.availableEffectsNotModified>
@@ -1150,7 +1155,7 @@ extension Api.messages {
     /// - `messages.webPagePreview#8c9a88ac media:MessageMedia chats:Vector<Chat> users:Vector<User> = messages.WebPagePreview;`
     ///
     /// <https://core.telegram.org/type/messages.WebPagePreview>
-    public enum WebPagePreview: TLSchemaDescribed, TLParsable {
+    public enum WebPagePreview: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.webPagePreview#8c9a88ac media:MessageMedia chats:Vector<Chat> users:Vector<User> = messages.WebPagePreview;`
         ///
         /// <https://core.telegram.org/constructor/messages.webPagePreview>
@@ -1219,6 +1224,7 @@ extension Api.functions.auth {
     /// `auth.resendCode#cae47523 flags:# phone_number:string phone_code_hash:string reason:flags.0?string = auth.SentCode;`
     ///
     /// <https://core.telegram.org/method/auth.resendCode>
+    @_optimize(none)
     public static func resendCode(phoneNumber: String, phoneCodeHash: String, reason: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
         let buffer = Buffer()
         resendCode(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, reason: reason)
@@ -1226,7 +1232,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.resendCode` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resendCode(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, reason: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reason != nil)
@@ -1246,6 +1252,7 @@ extension Api.functions.account {
     /// `account.resetWebAuthorizations#682d2594 = Bool;`
     ///
     /// <https://core.telegram.org/method/account.resetWebAuthorizations>
+    @_optimize(none)
     public static func resetWebAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetWebAuthorizations(into: buffer)
@@ -1253,7 +1260,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resetWebAuthorizations` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resetWebAuthorizations(into buffer: Buffer) {
         buffer.appendUInt32(0x682d2594)
     }
@@ -1263,6 +1270,7 @@ extension Api.functions.messages {
     /// `messages.getInlineGameHighScores#0f635e1b id:InputBotInlineMessageID user_id:InputUser = messages.HighScores;`
     ///
     /// <https://core.telegram.org/method/messages.getInlineGameHighScores>
+    @_optimize(none)
     public static func getInlineGameHighScores(id: Api.InputBotInlineMessageID, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HighScores>) {
         let buffer = Buffer()
         getInlineGameHighScores(into: buffer, id: id, userId: userId)
@@ -1270,7 +1278,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getInlineGameHighScores` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getInlineGameHighScores(into buffer: Buffer, id: Api.InputBotInlineMessageID, userId: Api.InputUser) {
         buffer.appendUInt32(0x0f635e1b)
         id.serialize(buffer, true)
@@ -1282,6 +1290,7 @@ extension Api.functions.messages {
     /// `messages.updateDialogFiltersOrder#c563c1e4 order:Vector<int> = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.updateDialogFiltersOrder>
+    @_optimize(none)
     public static func updateDialogFiltersOrder(order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateDialogFiltersOrder(into: buffer, order: order)
@@ -1289,7 +1298,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updateDialogFiltersOrder` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateDialogFiltersOrder(into buffer: Buffer, order: [Int32]) {
         buffer.appendUInt32(0xc563c1e4)
         buffer.appendVector(order, boxed: true)
@@ -1300,6 +1309,7 @@ extension Api.functions.messages {
     /// `messages.reportSponsoredMessage#12cbf0c4 random_id:bytes option:bytes = channels.SponsoredMessageReportResult;`
     ///
     /// <https://core.telegram.org/method/messages.reportSponsoredMessage>
+    @_optimize(none)
     public static func reportSponsoredMessage(randomId: [UInt8], option: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.SponsoredMessageReportResult>) {
         let buffer = Buffer()
         reportSponsoredMessage(into: buffer, randomId: randomId, option: option)
@@ -1307,7 +1317,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportSponsoredMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reportSponsoredMessage(into buffer: Buffer, randomId: [UInt8], option: [UInt8]) {
         buffer.appendUInt32(0x12cbf0c4)
         buffer.appendTLBytes(randomId)
@@ -1319,6 +1329,7 @@ extension Api.functions.messages {
     /// `messages.addPollAnswer#19bc4b6d peer:InputPeer msg_id:int answer:PollAnswer = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.addPollAnswer>
+    @_optimize(none)
     public static func addPollAnswer(peer: Api.InputPeer, msgId: Int32, answer: Api.PollAnswer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         addPollAnswer(into: buffer, peer: peer, msgId: msgId, answer: answer)
@@ -1326,7 +1337,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.addPollAnswer` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func addPollAnswer(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, answer: Api.PollAnswer) {
         buffer.appendUInt32(0x19bc4b6d)
         peer.serialize(buffer, true)
@@ -1339,6 +1350,7 @@ extension Api.functions.messages {
     /// `messages.deleteParticipantReactions#a0b80cf8 peer:InputPeer participant:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.deleteParticipantReactions>
+    @_optimize(none)
     public static func deleteParticipantReactions(peer: Api.InputPeer, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteParticipantReactions(into: buffer, peer: peer, participant: participant)
@@ -1346,7 +1358,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteParticipantReactions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteParticipantReactions(into buffer: Buffer, peer: Api.InputPeer, participant: Api.InputPeer) {
         buffer.appendUInt32(0xa0b80cf8)
         peer.serialize(buffer, true)
@@ -1358,6 +1370,7 @@ extension Api.functions.channels {
     /// `channels.readHistory#cc104937 channel:InputChannel max_id:int = Bool;`
     ///
     /// <https://core.telegram.org/method/channels.readHistory>
+    @_optimize(none)
     public static func readHistory(channel: Api.InputChannel, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readHistory(into: buffer, channel: channel, maxId: maxId)
@@ -1365,7 +1378,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.readHistory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func readHistory(into buffer: Buffer, channel: Api.InputChannel, maxId: Int32) {
         buffer.appendUInt32(0xcc104937)
         channel.serialize(buffer, true)
@@ -1377,6 +1390,7 @@ extension Api.functions.channels {
     /// `channels.getMessages#ad8c9a23 channel:InputChannel id:Vector<InputMessage> = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/channels.getMessages>
+    @_optimize(none)
     public static func getMessages(channel: Api.InputChannel, id: [Api.InputMessage]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getMessages(into: buffer, channel: channel, id: id)
@@ -1384,7 +1398,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMessages(into buffer: Buffer, channel: Api.InputChannel, id: [Api.InputMessage]) {
         buffer.appendUInt32(0xad8c9a23)
         channel.serialize(buffer, true)
@@ -1396,6 +1410,7 @@ extension Api.functions.channels {
     /// `channels.setBoostsToUnblockRestrictions#ad399cee channel:InputChannel boosts:int = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.setBoostsToUnblockRestrictions>
+    @_optimize(none)
     public static func setBoostsToUnblockRestrictions(channel: Api.InputChannel, boosts: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setBoostsToUnblockRestrictions(into: buffer, channel: channel, boosts: boosts)
@@ -1403,7 +1418,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.setBoostsToUnblockRestrictions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setBoostsToUnblockRestrictions(into buffer: Buffer, channel: Api.InputChannel, boosts: Int32) {
         buffer.appendUInt32(0xad399cee)
         channel.serialize(buffer, true)
@@ -1415,6 +1430,7 @@ extension Api.functions.payments {
     /// `payments.getStarsRevenueWithdrawalUrl#2433dc92 flags:# ton:flags.0?true peer:InputPeer amount:flags.1?long password:InputCheckPasswordSRP = payments.StarsRevenueWithdrawalUrl;`
     ///
     /// <https://core.telegram.org/method/payments.getStarsRevenueWithdrawalUrl>
+    @_optimize(none)
     public static func getStarsRevenueWithdrawalUrl(ton: Bool = false, peer: Api.InputPeer, amount: Int64? = nil, password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueWithdrawalUrl>) {
         let buffer = Buffer()
         getStarsRevenueWithdrawalUrl(into: buffer, ton: ton, peer: peer, amount: amount, password: password)
@@ -1422,7 +1438,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsRevenueWithdrawalUrl` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarsRevenueWithdrawalUrl(into buffer: Buffer, ton: Bool = false, peer: Api.InputPeer, amount: Int64? = nil, password: Api.InputCheckPasswordSRP) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: ton)
@@ -1443,6 +1459,7 @@ extension Api.functions.stickers {
     /// `stickers.changeStickerPosition#ffb6d4ca sticker:InputDocument position:int = messages.StickerSet;`
     ///
     /// <https://core.telegram.org/method/stickers.changeStickerPosition>
+    @_optimize(none)
     public static func changeStickerPosition(sticker: Api.InputDocument, position: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         changeStickerPosition(into: buffer, sticker: sticker, position: position)
@@ -1450,7 +1467,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.changeStickerPosition` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func changeStickerPosition(into buffer: Buffer, sticker: Api.InputDocument, position: Int32) {
         buffer.appendUInt32(0xffb6d4ca)
         sticker.serialize(buffer, true)
@@ -1462,6 +1479,7 @@ extension Api.functions.phone {
     /// `phone.toggleGroupCallStartSubscription#219c34e6 call:InputGroupCall subscribed:Bool = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.toggleGroupCallStartSubscription>
+    @_optimize(none)
     public static func toggleGroupCallStartSubscription(call: Api.InputGroupCall, subscribed: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleGroupCallStartSubscription(into: buffer, call: call, subscribed: subscribed)
@@ -1469,7 +1487,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.toggleGroupCallStartSubscription` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleGroupCallStartSubscription(into buffer: Buffer, call: Api.InputGroupCall, subscribed: Bool) {
         buffer.appendUInt32(0x219c34e6)
         call.serialize(buffer, true)
@@ -1481,6 +1499,7 @@ extension Api.functions.aicompose {
     /// `aicompose.getToneExample#d1b4ab14 tone:InputAiComposeTone num:int = AiComposeToneExample;`
     ///
     /// <https://core.telegram.org/method/aicompose.getToneExample>
+    @_optimize(none)
     public static func getToneExample(tone: Api.InputAiComposeTone, num: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AiComposeToneExample>) {
         let buffer = Buffer()
         getToneExample(into: buffer, tone: tone, num: num)
@@ -1488,7 +1507,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.getToneExample` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getToneExample(into buffer: Buffer, tone: Api.InputAiComposeTone, num: Int32) {
         buffer.appendUInt32(0xd1b4ab14)
         tone.serialize(buffer, true)

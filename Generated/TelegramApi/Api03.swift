@@ -9,7 +9,7 @@ extension Api {
     /// - `importedContact#c13e3c50 user_id:long client_id:long = ImportedContact;`
     ///
     /// <https://core.telegram.org/type/ImportedContact>
-    public enum ImportedContact: TLSchemaDescribed, TLParsable {
+    public enum ImportedContact: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `importedContact#c13e3c50 user_id:long client_id:long = ImportedContact;`
         ///
         /// <https://core.telegram.org/constructor/importedContact>
@@ -76,7 +76,7 @@ extension Api {
     /// - `phoneCallProtocol#fc878fc8 flags:# udp_p2p:flags.0?true udp_reflector:flags.1?true min_layer:int max_layer:int library_versions:Vector<string> = PhoneCallProtocol;`
     ///
     /// <https://core.telegram.org/type/PhoneCallProtocol>
-    public enum PhoneCallProtocol: TLSchemaDescribed, TLParsable {
+    public enum PhoneCallProtocol: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `phoneCallProtocol#fc878fc8 flags:# udp_p2p:flags.0?true udp_reflector:flags.1?true min_layer:int max_layer:int library_versions:Vector<string> = PhoneCallProtocol;`
         ///
         /// <https://core.telegram.org/constructor/phoneCallProtocol>
@@ -94,6 +94,7 @@ extension Api {
             public var udpP2p: Bool { tlFlagIsSet(flags, 0x1) }
             public var udpReflector: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(udpP2p: Bool = false, udpReflector: Bool = false, minLayer: Int32, maxLayer: Int32, libraryVersions: [String]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: udpP2p)
@@ -167,7 +168,7 @@ extension Api {
     /// - `emojiLanguage#b3fb5361 lang_code:string = EmojiLanguage;`
     ///
     /// <https://core.telegram.org/type/EmojiLanguage>
-    public enum EmojiLanguage: TLSchemaDescribed, TLParsable {
+    public enum EmojiLanguage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `emojiLanguage#b3fb5361 lang_code:string = EmojiLanguage;`
         ///
         /// <https://core.telegram.org/constructor/emojiLanguage>
@@ -226,7 +227,7 @@ extension Api.messages {
     /// - `messages.inactiveChats#a927fec5 dates:Vector<int> chats:Vector<Chat> users:Vector<User> = messages.InactiveChats;`
     ///
     /// <https://core.telegram.org/type/messages.InactiveChats>
-    public enum InactiveChats: TLSchemaDescribed, TLParsable {
+    public enum InactiveChats: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.inactiveChats#a927fec5 dates:Vector<int> chats:Vector<Chat> users:Vector<User> = messages.InactiveChats;`
         ///
         /// <https://core.telegram.org/constructor/messages.inactiveChats>
@@ -296,7 +297,7 @@ extension Api {
     /// - `statsAbsValueAndPrev#cb43acde current:double previous:double = StatsAbsValueAndPrev;`
     ///
     /// <https://core.telegram.org/type/StatsAbsValueAndPrev>
-    public enum StatsAbsValueAndPrev: TLSchemaDescribed, TLParsable {
+    public enum StatsAbsValueAndPrev: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `statsAbsValueAndPrev#cb43acde current:double previous:double = StatsAbsValueAndPrev;`
         ///
         /// <https://core.telegram.org/constructor/statsAbsValueAndPrev>
@@ -363,7 +364,7 @@ extension Api.messages {
     /// - `messages.historyImportParsed#5e0fb7b9 flags:# pm:flags.0?true group:flags.1?true title:flags.2?string = messages.HistoryImportParsed;`
     ///
     /// <https://core.telegram.org/type/messages.HistoryImportParsed>
-    public enum HistoryImportParsed: TLSchemaDescribed, TLParsable {
+    public enum HistoryImportParsed: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.historyImportParsed#5e0fb7b9 flags:# pm:flags.0?true group:flags.1?true title:flags.2?string = messages.HistoryImportParsed;`
         ///
         /// <https://core.telegram.org/constructor/messages.historyImportParsed>
@@ -379,6 +380,7 @@ extension Api.messages {
             public var pm: Bool { tlFlagIsSet(flags, 0x1) }
             public var group: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(pm: Bool = false, group: Bool = false, title: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: pm)
@@ -449,7 +451,7 @@ extension Api {
     /// - `inputBotAppShortName#908c0407 bot_id:InputUser short_name:string = InputBotApp;`
     ///
     /// <https://core.telegram.org/type/InputBotApp>
-    public enum InputBotApp: TLSchemaDescribed, TLParsable {
+    public enum InputBotApp: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputBotAppID#a920bd7a id:long access_hash:long = InputBotApp;`
         ///
         /// <https://core.telegram.org/constructor/inputBotAppID>
@@ -553,7 +555,7 @@ extension Api {
     /// - `storyViewPublicRepost#bd74cf49 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true peer_id:Peer story:StoryItem = StoryView;`
     ///
     /// <https://core.telegram.org/type/StoryView>
-    public enum StoryView: TLSchemaDescribed, TLParsable {
+    public enum StoryView: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `storyView#b0bdeac5 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true user_id:long date:int reaction:flags.2?Reaction = StoryView;`
         ///
         /// <https://core.telegram.org/constructor/storyView>
@@ -579,6 +581,7 @@ extension Api {
             public var blocked: Bool { tlFlagIsSet(flags, 0x1) }
             public var blockedMyStoriesFrom: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(blocked: Bool = false, blockedMyStoriesFrom: Bool = false, userId: Int64, date: Int32, reaction: Api.Reaction? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: blocked)
@@ -608,6 +611,7 @@ extension Api {
             public var blocked: Bool { tlFlagIsSet(flags, 0x1) }
             public var blockedMyStoriesFrom: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(blocked: Bool = false, blockedMyStoriesFrom: Bool = false, message: Api.Message) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: blocked)
@@ -633,6 +637,7 @@ extension Api {
             public var blocked: Bool { tlFlagIsSet(flags, 0x1) }
             public var blockedMyStoriesFrom: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(blocked: Bool = false, blockedMyStoriesFrom: Bool = false, peerId: Api.Peer, story: Api.StoryItem) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: blocked)
@@ -753,7 +758,7 @@ extension Api.payments {
     /// - `payments.giveawayInfoResults#e175e66f flags:# winner:flags.0?true refunded:flags.1?true start_date:int gift_code_slug:flags.3?string stars_prize:flags.4?long finish_date:int winners_count:int activated_count:flags.2?int = payments.GiveawayInfo;`
     ///
     /// <https://core.telegram.org/type/payments.GiveawayInfo>
-    public enum GiveawayInfo: TLSchemaDescribed, TLParsable {
+    public enum GiveawayInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.giveawayInfo#4367daa0 flags:# participating:flags.0?true preparing_results:flags.3?true start_date:int joined_too_early_date:flags.1?int admin_disallowed_chat_id:flags.2?long disallowed_country:flags.4?string = payments.GiveawayInfo;`
         ///
         /// <https://core.telegram.org/constructor/payments.giveawayInfo>
@@ -776,6 +781,7 @@ extension Api.payments {
             public var participating: Bool { tlFlagIsSet(flags, 0x1) }
             public var preparingResults: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(participating: Bool = false, preparingResults: Bool = false, startDate: Int32, joinedTooEarlyDate: Int32? = nil, adminDisallowedChatId: Int64? = nil, disallowedCountry: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: participating)
@@ -814,6 +820,7 @@ extension Api.payments {
             public var winner: Bool { tlFlagIsSet(flags, 0x1) }
             public var refunded: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(winner: Bool = false, refunded: Bool = false, startDate: Int32, giftCodeSlug: String? = nil, starsPrize: Int64? = nil, finishDate: Int32, winnersCount: Int32, activatedCount: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: winner)
@@ -967,7 +974,7 @@ extension Api {
     /// - `starGiftCollection#9d6b13b0 flags:# collection_id:int title:string icon:flags.0?Document gifts_count:int hash:long = StarGiftCollection;`
     ///
     /// <https://core.telegram.org/type/StarGiftCollection>
-    public enum StarGiftCollection: TLSchemaDescribed, TLParsable {
+    public enum StarGiftCollection: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starGiftCollection#9d6b13b0 flags:# collection_id:int title:string icon:flags.0?Document gifts_count:int hash:long = StarGiftCollection;`
         ///
         /// <https://core.telegram.org/constructor/starGiftCollection>
@@ -985,6 +992,7 @@ extension Api {
             public let giftsCount: Int32
             public let hash: Int64
 
+            @_optimize(none)
             public init(collectionId: Int32, title: String, icon: Api.Document? = nil, giftsCount: Int32, hash: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: icon != nil)
@@ -1072,7 +1080,7 @@ extension Api {
     /// - `groupCallMessage#1a8afc7e flags:# from_admin:flags.1?true id:int from_id:Peer date:int message:TextWithEntities paid_message_stars:flags.0?long = GroupCallMessage;`
     ///
     /// <https://core.telegram.org/type/GroupCallMessage>
-    public enum GroupCallMessage: TLSchemaDescribed, TLParsable {
+    public enum GroupCallMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `groupCallMessage#1a8afc7e flags:# from_admin:flags.1?true id:int from_id:Peer date:int message:TextWithEntities paid_message_stars:flags.0?long = GroupCallMessage;`
         ///
         /// <https://core.telegram.org/constructor/groupCallMessage>
@@ -1091,6 +1099,7 @@ extension Api {
             public let paidMessageStars: Int64?
             public var fromAdmin: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(fromAdmin: Bool = false, id: Int32, fromId: Api.Peer, date: Int32, message: Api.TextWithEntities, paidMessageStars: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: fromAdmin)
@@ -1179,7 +1188,7 @@ extension Api {
     /// - `recentStory#711d692d flags:# live:flags.0?true max_id:flags.1?int = RecentStory;`
     ///
     /// <https://core.telegram.org/type/RecentStory>
-    public enum RecentStory: TLSchemaDescribed, TLParsable {
+    public enum RecentStory: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `recentStory#711d692d flags:# live:flags.0?true max_id:flags.1?int = RecentStory;`
         ///
         /// <https://core.telegram.org/constructor/recentStory>
@@ -1194,6 +1203,7 @@ extension Api {
             public let maxId: Int32?
             public var live: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(live: Bool = false, maxId: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: live)
@@ -1262,7 +1272,7 @@ extension Api.account {
     /// - `account.passkeyRegistrationOptions#e16b5ce1 options:DataJSON = account.PasskeyRegistrationOptions;`
     ///
     /// <https://core.telegram.org/type/account.PasskeyRegistrationOptions>
-    public enum PasskeyRegistrationOptions: TLSchemaDescribed, TLParsable {
+    public enum PasskeyRegistrationOptions: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.passkeyRegistrationOptions#e16b5ce1 options:DataJSON = account.PasskeyRegistrationOptions;`
         ///
         /// <https://core.telegram.org/constructor/account.passkeyRegistrationOptions>
@@ -1322,7 +1332,7 @@ extension Api {
     /// - `inputRichFileDocument#83281dbd id:string document:InputDocument = InputRichFile;`
     ///
     /// <https://core.telegram.org/type/InputRichFile>
-    public enum InputRichFile: TLSchemaDescribed, TLParsable {
+    public enum InputRichFile: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputRichFilePhoto#9b00622b id:string photo:InputPhoto = InputRichFile;`
         ///
         /// <https://core.telegram.org/constructor/inputRichFilePhoto>
@@ -1421,6 +1431,7 @@ extension Api.functions.auth {
     /// `auth.sendCode#a677244f phone_number:string api_id:int api_hash:string settings:CodeSettings = auth.SentCode;`
     ///
     /// <https://core.telegram.org/method/auth.sendCode>
+    @_optimize(none)
     public static func sendCode(phoneNumber: String, apiId: Int32, apiHash: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
         let buffer = Buffer()
         sendCode(into: buffer, phoneNumber: phoneNumber, apiId: apiId, apiHash: apiHash, settings: settings)
@@ -1428,7 +1439,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.sendCode` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendCode(into buffer: Buffer, phoneNumber: String, apiId: Int32, apiHash: String, settings: Api.CodeSettings) {
         buffer.appendUInt32(0xa677244f)
         buffer.appendTLString(phoneNumber)
@@ -1442,6 +1453,7 @@ extension Api.functions.auth {
     /// `auth.firebasePnvSignUp#783f6b56 flags:# no_joined_notifications:flags.0?true first_name:string last_name:string = auth.Authorization;`
     ///
     /// <https://core.telegram.org/method/auth.firebasePnvSignUp>
+    @_optimize(none)
     public static func firebasePnvSignUp(noJoinedNotifications: Bool = false, firstName: String, lastName: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         firebasePnvSignUp(into: buffer, noJoinedNotifications: noJoinedNotifications, firstName: firstName, lastName: lastName)
@@ -1449,7 +1461,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.firebasePnvSignUp` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func firebasePnvSignUp(into buffer: Buffer, noJoinedNotifications: Bool = false, firstName: String, lastName: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: noJoinedNotifications)
@@ -1466,6 +1478,7 @@ extension Api.functions.account {
     /// `account.getThemes#7206e458 format:string hash:long = account.Themes;`
     ///
     /// <https://core.telegram.org/method/account.getThemes>
+    @_optimize(none)
     public static func getThemes(format: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Themes>) {
         let buffer = Buffer()
         getThemes(into: buffer, format: format, hash: hash)
@@ -1473,7 +1486,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getThemes` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getThemes(into buffer: Buffer, format: String, hash: Int64) {
         buffer.appendUInt32(0x7206e458)
         buffer.appendTLString(format)
@@ -1485,6 +1498,7 @@ extension Api.functions.account {
     /// `account.getReactionsNotifySettings#06dd654c = ReactionsNotifySettings;`
     ///
     /// <https://core.telegram.org/method/account.getReactionsNotifySettings>
+    @_optimize(none)
     public static func getReactionsNotifySettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReactionsNotifySettings>) {
         let buffer = Buffer()
         getReactionsNotifySettings(into: buffer)
@@ -1492,7 +1506,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getReactionsNotifySettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getReactionsNotifySettings(into buffer: Buffer) {
         buffer.appendUInt32(0x06dd654c)
     }
@@ -1502,6 +1516,7 @@ extension Api.functions.account {
     /// `account.getSavedMusicIds#e09d5faf hash:long = account.SavedMusicIds;`
     ///
     /// <https://core.telegram.org/method/account.getSavedMusicIds>
+    @_optimize(none)
     public static func getSavedMusicIds(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SavedMusicIds>) {
         let buffer = Buffer()
         getSavedMusicIds(into: buffer, hash: hash)
@@ -1509,7 +1524,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getSavedMusicIds` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSavedMusicIds(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xe09d5faf)
@@ -1522,6 +1537,7 @@ extension Api.functions.contacts {
     /// `contacts.getLocated#d348bc44 flags:# background:flags.1?true geo_point:InputGeoPoint self_expires:flags.0?int = Updates;`
     ///
     /// <https://core.telegram.org/method/contacts.getLocated>
+    @_optimize(none)
     public static func getLocated(background: Bool = false, geoPoint: Api.InputGeoPoint, selfExpires: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getLocated(into: buffer, background: background, geoPoint: geoPoint, selfExpires: selfExpires)
@@ -1529,7 +1545,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getLocated` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getLocated(into buffer: Buffer, background: Bool = false, geoPoint: Api.InputGeoPoint, selfExpires: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: background)
@@ -1549,6 +1565,7 @@ extension Api.functions.messages {
     /// `messages.acceptEncryption#3dbc0415 peer:InputEncryptedChat g_b:bytes key_fingerprint:long = EncryptedChat;`
     ///
     /// <https://core.telegram.org/method/messages.acceptEncryption>
+    @_optimize(none)
     public static func acceptEncryption(peer: Api.InputEncryptedChat, gB: [UInt8], keyFingerprint: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EncryptedChat>) {
         let buffer = Buffer()
         acceptEncryption(into: buffer, peer: peer, gB: gB, keyFingerprint: keyFingerprint)
@@ -1556,7 +1573,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.acceptEncryption` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func acceptEncryption(into buffer: Buffer, peer: Api.InputEncryptedChat, gB: [UInt8], keyFingerprint: Int64) {
         buffer.appendUInt32(0x3dbc0415)
         peer.serialize(buffer, true)
@@ -1569,6 +1586,7 @@ extension Api.functions.messages {
     /// `messages.getPeerDialogs#e470bcfd peers:Vector<InputDialogPeer> = messages.PeerDialogs;`
     ///
     /// <https://core.telegram.org/method/messages.getPeerDialogs>
+    @_optimize(none)
     public static func getPeerDialogs(peers: [Api.InputDialogPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PeerDialogs>) {
         let buffer = Buffer()
         getPeerDialogs(into: buffer, peers: peers)
@@ -1576,7 +1594,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPeerDialogs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPeerDialogs(into buffer: Buffer, peers: [Api.InputDialogPeer]) {
         buffer.appendUInt32(0xe470bcfd)
         buffer.appendVector(peers, boxed: true)
@@ -1587,6 +1605,7 @@ extension Api.functions.messages {
     /// `messages.getSearchCounters#1bbcf300 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer top_msg_id:flags.0?int filters:Vector<MessagesFilter> = Vector<messages.SearchCounter>;`
     ///
     /// <https://core.telegram.org/method/messages.getSearchCounters>
+    @_optimize(none)
     public static func getSearchCounters(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, topMsgId: Int32? = nil, filters: [Api.MessagesFilter]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.messages.SearchCounter]>) {
         let buffer = Buffer()
         getSearchCounters(into: buffer, peer: peer, savedPeerId: savedPeerId, topMsgId: topMsgId, filters: filters)
@@ -1594,7 +1613,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSearchCounters` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSearchCounters(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, topMsgId: Int32? = nil, filters: [Api.MessagesFilter]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: savedPeerId != nil)
@@ -1616,6 +1635,7 @@ extension Api.functions.messages {
     /// `messages.toggleNoForwards#b2081a35 flags:# peer:InputPeer enabled:Bool request_msg_id:flags.0?int = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.toggleNoForwards>
+    @_optimize(none)
     public static func toggleNoForwards(peer: Api.InputPeer, enabled: Bool, requestMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleNoForwards(into: buffer, peer: peer, enabled: enabled, requestMsgId: requestMsgId)
@@ -1623,7 +1643,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleNoForwards` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleNoForwards(into buffer: Buffer, peer: Api.InputPeer, enabled: Bool, requestMsgId: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: requestMsgId != nil)
@@ -1645,6 +1665,7 @@ extension Api.functions.messages {
     /// `messages.translateText#a5eec345 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<TextWithEntities> to_lang:string tone:flags.2?string = messages.TranslatedText;`
     ///
     /// <https://core.telegram.org/method/messages.translateText>
+    @_optimize(none)
     public static func translateText(peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.TextWithEntities]? = nil, toLang: String, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranslatedText>) {
         let buffer = Buffer()
         translateText(into: buffer, peer: peer, id: id, text: text, toLang: toLang, tone: tone)
@@ -1652,7 +1673,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.translateText` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func translateText(into buffer: Buffer, peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.TextWithEntities]? = nil, toLang: String, tone: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: peer != nil && id != nil)
@@ -1682,6 +1703,7 @@ extension Api.functions.messages {
     /// `messages.setDefaultHistoryTTL#9eb51445 period:int = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.setDefaultHistoryTTL>
+    @_optimize(none)
     public static func setDefaultHistoryTTL(period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setDefaultHistoryTTL(into: buffer, period: period)
@@ -1689,7 +1711,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setDefaultHistoryTTL` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setDefaultHistoryTTL(into buffer: Buffer, period: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x9eb51445)
@@ -1702,6 +1724,7 @@ extension Api.functions.messages {
     /// `messages.toggleTodoCompleted#d3e03124 peer:InputPeer msg_id:int completed:Vector<int> incompleted:Vector<int> = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.toggleTodoCompleted>
+    @_optimize(none)
     public static func toggleTodoCompleted(peer: Api.InputPeer, msgId: Int32, completed: [Int32], incompleted: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleTodoCompleted(into: buffer, peer: peer, msgId: msgId, completed: completed, incompleted: incompleted)
@@ -1709,7 +1732,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleTodoCompleted` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleTodoCompleted(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, completed: [Int32], incompleted: [Int32]) {
         buffer.appendUInt32(0xd3e03124)
         peer.serialize(buffer, true)
@@ -1723,6 +1746,7 @@ extension Api.functions.help {
     /// `help.getInviteText#4d392343 = help.InviteText;`
     ///
     /// <https://core.telegram.org/method/help.getInviteText>
+    @_optimize(none)
     public static func getInviteText() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.InviteText>) {
         let buffer = Buffer()
         getInviteText(into: buffer)
@@ -1730,7 +1754,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getInviteText` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getInviteText(into buffer: Buffer) {
         buffer.appendUInt32(0x4d392343)
     }
@@ -1740,6 +1764,7 @@ extension Api.functions.channels {
     /// `channels.getParticipant#a0ab6cc6 channel:InputChannel participant:InputPeer = channels.ChannelParticipant;`
     ///
     /// <https://core.telegram.org/method/channels.getParticipant>
+    @_optimize(none)
     public static func getParticipant(channel: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.ChannelParticipant>) {
         let buffer = Buffer()
         getParticipant(into: buffer, channel: channel, participant: participant)
@@ -1747,7 +1772,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getParticipant` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getParticipant(into buffer: Buffer, channel: Api.InputChannel, participant: Api.InputPeer) {
         buffer.appendUInt32(0xa0ab6cc6)
         channel.serialize(buffer, true)
@@ -1759,6 +1784,7 @@ extension Api.functions.channels {
     /// `channels.exportMessageLink#e63fadeb flags:# grouped:flags.0?true thread:flags.1?true channel:InputChannel id:int = ExportedMessageLink;`
     ///
     /// <https://core.telegram.org/method/channels.exportMessageLink>
+    @_optimize(none)
     public static func exportMessageLink(grouped: Bool = false, thread: Bool = false, channel: Api.InputChannel, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedMessageLink>) {
         let buffer = Buffer()
         exportMessageLink(into: buffer, grouped: grouped, thread: thread, channel: channel, id: id)
@@ -1766,7 +1792,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.exportMessageLink` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func exportMessageLink(into buffer: Buffer, grouped: Bool = false, thread: Bool = false, channel: Api.InputChannel, id: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: grouped)
@@ -1784,6 +1810,7 @@ extension Api.functions.channels {
     /// `channels.convertToGigagroup#0b290c69 channel:InputChannel = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.convertToGigagroup>
+    @_optimize(none)
     public static func convertToGigagroup(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         convertToGigagroup(into: buffer, channel: channel)
@@ -1791,7 +1818,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.convertToGigagroup` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func convertToGigagroup(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0x0b290c69)
         channel.serialize(buffer, true)
@@ -1802,6 +1829,7 @@ extension Api.functions.channels {
     /// `channels.toggleJoinRequest#0ecc2618 flags:# apply_to_invites:flags.1?true channel:InputChannel enabled:Bool guard_bot:flags.0?InputUser = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.toggleJoinRequest>
+    @_optimize(none)
     public static func toggleJoinRequest(applyToInvites: Bool = false, channel: Api.InputChannel, enabled: Bool, guardBot: Api.InputUser? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleJoinRequest(into: buffer, applyToInvites: applyToInvites, channel: channel, enabled: enabled, guardBot: guardBot)
@@ -1809,7 +1837,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleJoinRequest` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleJoinRequest(into buffer: Buffer, applyToInvites: Bool = false, channel: Api.InputChannel, enabled: Bool, guardBot: Api.InputUser? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: applyToInvites)
@@ -1828,6 +1856,7 @@ extension Api.functions.channels {
     /// `channels.getChannelRecommendations#25a71742 flags:# channel:flags.0?InputChannel = messages.Chats;`
     ///
     /// <https://core.telegram.org/method/channels.getChannelRecommendations>
+    @_optimize(none)
     public static func getChannelRecommendations(channel: Api.InputChannel? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getChannelRecommendations(into: buffer, channel: channel)
@@ -1835,7 +1864,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getChannelRecommendations` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getChannelRecommendations(into buffer: Buffer, channel: Api.InputChannel? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: channel != nil)
@@ -1851,6 +1880,7 @@ extension Api.functions.payments {
     /// `payments.sendPaymentForm#2d03522f flags:# form_id:long invoice:InputInvoice requested_info_id:flags.0?string shipping_option_id:flags.1?string credentials:InputPaymentCredentials tip_amount:flags.2?long = payments.PaymentResult;`
     ///
     /// <https://core.telegram.org/method/payments.sendPaymentForm>
+    @_optimize(none)
     public static func sendPaymentForm(formId: Int64, invoice: Api.InputInvoice, requestedInfoId: String? = nil, shippingOptionId: String? = nil, credentials: Api.InputPaymentCredentials, tipAmount: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentResult>) {
         let buffer = Buffer()
         sendPaymentForm(into: buffer, formId: formId, invoice: invoice, requestedInfoId: requestedInfoId, shippingOptionId: shippingOptionId, credentials: credentials, tipAmount: tipAmount)
@@ -1858,7 +1888,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.sendPaymentForm` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendPaymentForm(into buffer: Buffer, formId: Int64, invoice: Api.InputInvoice, requestedInfoId: String? = nil, shippingOptionId: String? = nil, credentials: Api.InputPaymentCredentials, tipAmount: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: requestedInfoId != nil)
@@ -1887,6 +1917,7 @@ extension Api.functions.payments {
     /// `payments.getStarsTransactions#69da4557 flags:# inbound:flags.0?true outbound:flags.1?true ascending:flags.2?true ton:flags.4?true subscription_id:flags.3?string peer:InputPeer offset:string limit:int = payments.StarsStatus;`
     ///
     /// <https://core.telegram.org/method/payments.getStarsTransactions>
+    @_optimize(none)
     public static func getStarsTransactions(inbound: Bool = false, outbound: Bool = false, ascending: Bool = false, ton: Bool = false, subscriptionId: String? = nil, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
         let buffer = Buffer()
         getStarsTransactions(into: buffer, inbound: inbound, outbound: outbound, ascending: ascending, ton: ton, subscriptionId: subscriptionId, peer: peer, offset: offset, limit: limit)
@@ -1894,7 +1925,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsTransactions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarsTransactions(into buffer: Buffer, inbound: Bool = false, outbound: Bool = false, ascending: Bool = false, ton: Bool = false, subscriptionId: String? = nil, peer: Api.InputPeer, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: inbound)
@@ -1919,6 +1950,7 @@ extension Api.functions.payments {
     /// `payments.getStarsTransactionsByID#2dca16b8 flags:# ton:flags.0?true peer:InputPeer id:Vector<InputStarsTransaction> = payments.StarsStatus;`
     ///
     /// <https://core.telegram.org/method/payments.getStarsTransactionsByID>
+    @_optimize(none)
     public static func getStarsTransactionsByID(ton: Bool = false, peer: Api.InputPeer, id: [Api.InputStarsTransaction]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
         let buffer = Buffer()
         getStarsTransactionsByID(into: buffer, ton: ton, peer: peer, id: id)
@@ -1926,7 +1958,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsTransactionsByID` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarsTransactionsByID(into buffer: Buffer, ton: Bool = false, peer: Api.InputPeer, id: [Api.InputStarsTransaction]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: ton)
@@ -1943,6 +1975,7 @@ extension Api.functions.payments {
     /// `payments.getSuggestedStarRefBots#0d6b48f7 flags:# order_by_revenue:flags.0?true order_by_date:flags.1?true peer:InputPeer offset:string limit:int = payments.SuggestedStarRefBots;`
     ///
     /// <https://core.telegram.org/method/payments.getSuggestedStarRefBots>
+    @_optimize(none)
     public static func getSuggestedStarRefBots(orderByRevenue: Bool = false, orderByDate: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SuggestedStarRefBots>) {
         let buffer = Buffer()
         getSuggestedStarRefBots(into: buffer, orderByRevenue: orderByRevenue, orderByDate: orderByDate, peer: peer, offset: offset, limit: limit)
@@ -1950,7 +1983,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getSuggestedStarRefBots` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSuggestedStarRefBots(into buffer: Buffer, orderByRevenue: Bool = false, orderByDate: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: orderByRevenue)
@@ -1969,6 +2002,7 @@ extension Api.functions.stickers {
     /// `stickers.addStickerToSet#8653febe stickerset:InputStickerSet sticker:InputStickerSetItem = messages.StickerSet;`
     ///
     /// <https://core.telegram.org/method/stickers.addStickerToSet>
+    @_optimize(none)
     public static func addStickerToSet(stickerset: Api.InputStickerSet, sticker: Api.InputStickerSetItem) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         addStickerToSet(into: buffer, stickerset: stickerset, sticker: sticker)
@@ -1976,7 +2010,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.addStickerToSet` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func addStickerToSet(into buffer: Buffer, stickerset: Api.InputStickerSet, sticker: Api.InputStickerSetItem) {
         buffer.appendUInt32(0x8653febe)
         stickerset.serialize(buffer, true)
@@ -1988,6 +2022,7 @@ extension Api.functions.phone {
     /// `phone.requestCall#42ff96ed flags:# video:flags.0?true user_id:InputUser random_id:int g_a_hash:bytes protocol:PhoneCallProtocol = phone.PhoneCall;`
     ///
     /// <https://core.telegram.org/method/phone.requestCall>
+    @_optimize(none)
     public static func requestCall(video: Bool = false, userId: Api.InputUser, randomId: Int32, gAHash: [UInt8], `protocol`: Api.PhoneCallProtocol) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.PhoneCall>) {
         let buffer = Buffer()
         requestCall(into: buffer, video: video, userId: userId, randomId: randomId, gAHash: gAHash, protocol: `protocol`)
@@ -1995,7 +2030,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.requestCall` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func requestCall(into buffer: Buffer, video: Bool = false, userId: Api.InputUser, randomId: Int32, gAHash: [UInt8], `protocol`: Api.PhoneCallProtocol) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: video)
@@ -2014,6 +2049,7 @@ extension Api.functions.stats {
     /// `stats.getBroadcastStats#ab42441a flags:# dark:flags.0?true channel:InputChannel = stats.BroadcastStats;`
     ///
     /// <https://core.telegram.org/method/stats.getBroadcastStats>
+    @_optimize(none)
     public static func getBroadcastStats(dark: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.BroadcastStats>) {
         let buffer = Buffer()
         getBroadcastStats(into: buffer, dark: dark, channel: channel)
@@ -2021,7 +2057,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getBroadcastStats` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getBroadcastStats(into buffer: Buffer, dark: Bool = false, channel: Api.InputChannel) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -2037,6 +2073,7 @@ extension Api.functions.ephemeral {
     /// `ephemeral.deleteWelcomeMessage#e882a9e1 peer:InputPeer id:int = Bool;`
     ///
     /// <https://core.telegram.org/method/ephemeral.deleteWelcomeMessage>
+    @_optimize(none)
     public static func deleteWelcomeMessage(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteWelcomeMessage(into: buffer, peer: peer, id: id)
@@ -2044,7 +2081,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.deleteWelcomeMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteWelcomeMessage(into buffer: Buffer, peer: Api.InputPeer, id: Int32) {
         buffer.appendUInt32(0xe882a9e1)
         peer.serialize(buffer, true)

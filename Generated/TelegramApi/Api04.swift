@@ -11,7 +11,7 @@ extension Api {
     /// - `chatParticipantAdmin#0360d5d2 flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
     ///
     /// <https://core.telegram.org/type/ChatParticipant>
-    public enum ChatParticipant: TLSchemaDescribed, TLParsable {
+    public enum ChatParticipant: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatParticipant#38e79fde flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
         ///
         /// <https://core.telegram.org/constructor/chatParticipant>
@@ -36,6 +36,7 @@ extension Api {
             public let date: Int32
             public let rank: String?
 
+            @_optimize(none)
             public init(userId: Int64, inviterId: Int64, date: Int32, rank: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: rank != nil)
@@ -64,6 +65,7 @@ extension Api {
             public let userId: Int64
             public let rank: String?
 
+            @_optimize(none)
             public init(userId: Int64, rank: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: rank != nil)
@@ -90,6 +92,7 @@ extension Api {
             public let date: Int32
             public let rank: String?
 
+            @_optimize(none)
             public init(userId: Int64, inviterId: Int64, date: Int32, rank: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: rank != nil)
@@ -237,7 +240,7 @@ extension Api.auth {
     /// - `auth.authorizationSignUpRequired#44747e9a flags:# terms_of_service:flags.0?help.TermsOfService = auth.Authorization;`
     ///
     /// <https://core.telegram.org/type/auth.Authorization>
-    public enum Authorization: TLSchemaDescribed, TLParsable {
+    public enum Authorization: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `auth.authorization#2ea2c0d4 flags:# setup_password_required:flags.1?true otherwise_relogin_days:flags.1?int tmp_sessions:flags.0?int future_auth_token:flags.2?bytes user:User = auth.Authorization;`
         ///
         /// <https://core.telegram.org/constructor/auth.authorization>
@@ -260,6 +263,7 @@ extension Api.auth {
             /// `setup_password_required` shares its bit with value fields: set exactly when they are.
             public var setupPasswordRequired: Bool { otherwiseReloginDays != nil }
 
+            @_optimize(none)
             public init(otherwiseReloginDays: Int32? = nil, tmpSessions: Int32? = nil, futureAuthToken: [UInt8]? = nil, user: Api.User) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: otherwiseReloginDays != nil)
@@ -289,6 +293,7 @@ extension Api.auth {
             public let flags: Int32
             public let termsOfService: Api.help.TermsOfService?
 
+            @_optimize(none)
             public init(termsOfService: Api.help.TermsOfService? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: termsOfService != nil)
@@ -400,7 +405,7 @@ extension Api.messages {
     /// - `messages.chatsSlice#9cd81144 count:int chats:Vector<Chat> = messages.Chats;`
     ///
     /// <https://core.telegram.org/type/messages.Chats>
-    public enum Chats: TLSchemaDescribed, TLParsable {
+    public enum Chats: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.chats#64ff9fd5 chats:Vector<Chat> = messages.Chats;`
         ///
         /// <https://core.telegram.org/constructor/messages.chats>
@@ -497,7 +502,7 @@ extension Api {
     /// - `document#8fd4c4d8 flags:# id:long access_hash:long file_reference:bytes date:int mime_type:string size:long thumbs:flags.0?Vector<PhotoSize> video_thumbs:flags.1?Vector<VideoSize> dc_id:int attributes:Vector<DocumentAttribute> = Document;`
     ///
     /// <https://core.telegram.org/type/Document>
-    public enum Document: TLSchemaDescribed, TLParsable {
+    public enum Document: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `documentEmpty#36f8c871 id:long = Document;`
         ///
         /// <https://core.telegram.org/constructor/documentEmpty>
@@ -535,6 +540,7 @@ extension Api {
             public let dcId: Int32
             public let attributes: [Api.DocumentAttribute]
 
+            @_optimize(none)
             public init(id: Int64, accessHash: Int64, fileReference: [UInt8], date: Int32, mimeType: String, size: Int64, thumbs: [Api.PhotoSize]? = nil, videoThumbs: [Api.VideoSize]? = nil, dcId: Int32, attributes: [Api.DocumentAttribute]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: thumbs != nil)
@@ -669,7 +675,7 @@ extension Api.account {
     /// - `account.passwordInputSettings#c23727c9 flags:# new_algo:flags.0?PasswordKdfAlgo new_password_hash:flags.0?bytes hint:flags.0?string email:flags.1?string new_secure_settings:flags.2?SecureSecretSettings = account.PasswordInputSettings;`
     ///
     /// <https://core.telegram.org/type/account.PasswordInputSettings>
-    public enum PasswordInputSettings: TLSchemaDescribed, TLParsable {
+    public enum PasswordInputSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.passwordInputSettings#c23727c9 flags:# new_algo:flags.0?PasswordKdfAlgo new_password_hash:flags.0?bytes hint:flags.0?string email:flags.1?string new_secure_settings:flags.2?SecureSecretSettings = account.PasswordInputSettings;`
         ///
         /// <https://core.telegram.org/constructor/account.passwordInputSettings>
@@ -687,6 +693,7 @@ extension Api.account {
             public let email: String?
             public let newSecureSettings: Api.SecureSecretSettings?
 
+            @_optimize(none)
             public init(newAlgo: Api.PasswordKdfAlgo? = nil, newPasswordHash: [UInt8]? = nil, hint: String? = nil, email: String? = nil, newSecureSettings: Api.SecureSecretSettings? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: newAlgo != nil && newPasswordHash != nil && hint != nil)
@@ -794,7 +801,7 @@ extension Api {
     /// - `stickerSet#2dd14edc flags:# archived:flags.1?true official:flags.2?true masks:flags.3?true emojis:flags.7?true text_color:flags.9?true channel_emoji_status:flags.10?true creator:flags.11?true installed_date:flags.0?int id:long access_hash:long title:string short_name:string thumbs:flags.4?Vector<PhotoSize> thumb_dc_id:flags.4?int thumb_version:flags.4?int thumb_document_id:flags.8?long count:int hash:int = StickerSet;`
     ///
     /// <https://core.telegram.org/type/StickerSet>
-    public enum StickerSet: TLSchemaDescribed, TLParsable {
+    public enum StickerSet: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stickerSet#2dd14edc flags:# archived:flags.1?true official:flags.2?true masks:flags.3?true emojis:flags.7?true text_color:flags.9?true channel_emoji_status:flags.10?true creator:flags.11?true installed_date:flags.0?int id:long access_hash:long title:string short_name:string thumbs:flags.4?Vector<PhotoSize> thumb_dc_id:flags.4?int thumb_version:flags.4?int thumb_document_id:flags.8?long count:int hash:int = StickerSet;`
         ///
         /// <https://core.telegram.org/constructor/stickerSet>
@@ -825,6 +832,7 @@ extension Api {
             public var channelEmojiStatus: Bool { tlFlagIsSet(flags, 0x400) }
             public var creator: Bool { tlFlagIsSet(flags, 0x800) }
 
+            @_optimize(none)
             public init(archived: Bool = false, official: Bool = false, masks: Bool = false, emojis: Bool = false, textColor: Bool = false, channelEmojiStatus: Bool = false, creator: Bool = false, installedDate: Int32? = nil, id: Int64, accessHash: Int64, title: String, shortName: String, thumbs: [Api.PhotoSize]? = nil, thumbDcId: Int32? = nil, thumbVersion: Int32? = nil, thumbDocumentId: Int64? = nil, count: Int32, hash: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: archived)
@@ -981,7 +989,7 @@ extension Api {
     /// - `inputBotInlineMessageRichMessage#b43df56c flags:# reply_markup:flags.2?ReplyMarkup rich_message:InputRichMessage = InputBotInlineMessage;`
     ///
     /// <https://core.telegram.org/type/InputBotInlineMessage>
-    public enum InputBotInlineMessage: TLSchemaDescribed, TLParsable {
+    public enum InputBotInlineMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputBotInlineMessageMediaAuto#3380c786 flags:# invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaAuto>
@@ -1030,6 +1038,7 @@ extension Api {
             public let replyMarkup: Api.ReplyMarkup?
             public var invertMedia: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(invertMedia: Bool = false, message: String, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x8, when: invertMedia)
@@ -1061,6 +1070,7 @@ extension Api {
             public var noWebpage: Bool { tlFlagIsSet(flags, 0x1) }
             public var invertMedia: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(noWebpage: Bool = false, invertMedia: Bool = false, message: String, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: noWebpage)
@@ -1093,6 +1103,7 @@ extension Api {
             public let proximityNotificationRadius: Int32?
             public let replyMarkup: Api.ReplyMarkup?
 
+            @_optimize(none)
             public init(geoPoint: Api.InputGeoPoint, heading: Int32? = nil, period: Int32? = nil, proximityNotificationRadius: Int32? = nil, replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: heading != nil)
@@ -1131,6 +1142,7 @@ extension Api {
             public let venueType: String
             public let replyMarkup: Api.ReplyMarkup?
 
+            @_optimize(none)
             public init(geoPoint: Api.InputGeoPoint, title: String, address: String, provider: String, venueId: String, venueType: String, replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
@@ -1168,6 +1180,7 @@ extension Api {
             public let vcard: String
             public let replyMarkup: Api.ReplyMarkup?
 
+            @_optimize(none)
             public init(phoneNumber: String, firstName: String, lastName: String, vcard: String, replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
@@ -1197,6 +1210,7 @@ extension Api {
             public let flags: Int32
             public let replyMarkup: Api.ReplyMarkup?
 
+            @_optimize(none)
             public init(replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
@@ -1225,6 +1239,7 @@ extension Api {
             public let providerData: Api.DataJSON
             public let replyMarkup: Api.ReplyMarkup?
 
+            @_optimize(none)
             public init(title: String, description: String, photo: Api.InputWebDocument? = nil, invoice: Api.Invoice, payload: [UInt8], provider: String, providerData: Api.DataJSON, replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: photo != nil)
@@ -1268,6 +1283,7 @@ extension Api {
             public var forceSmallMedia: Bool { tlFlagIsSet(flags, 0x20) }
             public var optional: Bool { tlFlagIsSet(flags, 0x40) }
 
+            @_optimize(none)
             public init(invertMedia: Bool = false, forceLargeMedia: Bool = false, forceSmallMedia: Bool = false, optional: Bool = false, message: String, entities: [Api.MessageEntity]? = nil, url: String, replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x8, when: invertMedia)
@@ -1301,6 +1317,7 @@ extension Api {
             public let replyMarkup: Api.ReplyMarkup?
             public let richMessage: Api.InputRichMessage
 
+            @_optimize(none)
             public init(replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
@@ -1692,7 +1709,7 @@ extension Api.auth {
     /// - `auth.sentCodeTypeSmsPhrase#b37794af flags:# beginning:flags.0?string = auth.SentCodeType;`
     ///
     /// <https://core.telegram.org/type/auth.SentCodeType>
-    public enum SentCodeType: TLSchemaDescribed, TLParsable {
+    public enum SentCodeType: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `auth.sentCodeTypeApp#3dbb5986 length:int = auth.SentCodeType;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCodeTypeApp>
@@ -1808,6 +1825,7 @@ extension Api.auth {
             public var appleSigninAllowed: Bool { tlFlagIsSet(flags, 0x1) }
             public var googleSigninAllowed: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(appleSigninAllowed: Bool = false, googleSigninAllowed: Bool = false, emailPattern: String, length: Int32, resetAvailablePeriod: Int32? = nil, resetPendingDate: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: appleSigninAllowed)
@@ -1839,6 +1857,7 @@ extension Api.auth {
             public var appleSigninAllowed: Bool { tlFlagIsSet(flags, 0x1) }
             public var googleSigninAllowed: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(appleSigninAllowed: Bool = false, googleSigninAllowed: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: appleSigninAllowed)
@@ -1877,6 +1896,7 @@ extension Api.auth {
             public let pushTimeout: Int32?
             public let length: Int32
 
+            @_optimize(none)
             public init(nonce: [UInt8]? = nil, playIntegrityProjectId: Int64? = nil, playIntegrityNonce: [UInt8]? = nil, receipt: String? = nil, pushTimeout: Int32? = nil, length: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nonce != nil)
@@ -1910,6 +1930,7 @@ extension Api.auth {
             public let flags: Int32
             public let beginning: String?
 
+            @_optimize(none)
             public init(beginning: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: beginning != nil)
@@ -1931,6 +1952,7 @@ extension Api.auth {
             public let flags: Int32
             public let beginning: String?
 
+            @_optimize(none)
             public init(beginning: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: beginning != nil)
@@ -2245,7 +2267,7 @@ extension Api {
     /// - `securePlainEmail#21ec5a5f email:string = SecurePlainData;`
     ///
     /// <https://core.telegram.org/type/SecurePlainData>
-    public enum SecurePlainData: TLSchemaDescribed, TLParsable {
+    public enum SecurePlainData: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `securePlainPhone#7d6099dd phone:string = SecurePlainData;`
         ///
         /// <https://core.telegram.org/constructor/securePlainPhone>
@@ -2334,7 +2356,7 @@ extension Api {
     /// - `pageListOrderedItemBlocks#8ff2d5f0 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string blocks:Vector<PageBlock> value:flags.3?int type:flags.4?string = PageListOrderedItem;`
     ///
     /// <https://core.telegram.org/type/PageListOrderedItem>
-    public enum PageListOrderedItem: TLSchemaDescribed, TLParsable {
+    public enum PageListOrderedItem: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `pageListOrderedItemText#15031189 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string text:RichText value:flags.3?int type:flags.4?string = PageListOrderedItem;`
         ///
         /// <https://core.telegram.org/constructor/pageListOrderedItemText>
@@ -2357,6 +2379,7 @@ extension Api {
             public var checkbox: Bool { tlFlagIsSet(flags, 0x1) }
             public var checked: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(checkbox: Bool = false, checked: Bool = false, num: String? = nil, text: Api.RichText, value: Int32? = nil, type: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: checkbox)
@@ -2393,6 +2416,7 @@ extension Api {
             public var checkbox: Bool { tlFlagIsSet(flags, 0x1) }
             public var checked: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(checkbox: Bool = false, checked: Bool = false, num: String? = nil, blocks: [Api.PageBlock], value: Int32? = nil, type: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: checkbox)
@@ -2534,7 +2558,7 @@ extension Api {
     /// - `chatBannedRights#9f120418 flags:# view_messages:flags.0?true send_messages:flags.1?true send_media:flags.2?true send_stickers:flags.3?true send_gifs:flags.4?true send_games:flags.5?true send_inline:flags.6?true embed_links:flags.7?true send_polls:flags.8?true change_info:flags.10?true invite_users:flags.15?true pin_messages:flags.17?true manage_topics:flags.18?true send_photos:flags.19?true send_videos:flags.20?true send_roundvideos:flags.21?true send_audios:flags.22?true send_voices:flags.23?true send_docs:flags.24?true send_plain:flags.25?true edit_rank:flags.26?true send_reactions:flags.27?true manage_linked_peers:flags.28?true until_date:int = ChatBannedRights;`
     ///
     /// <https://core.telegram.org/type/ChatBannedRights>
-    public enum ChatBannedRights: TLSchemaDescribed, TLParsable {
+    public enum ChatBannedRights: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatBannedRights#9f120418 flags:# view_messages:flags.0?true send_messages:flags.1?true send_media:flags.2?true send_stickers:flags.3?true send_gifs:flags.4?true send_games:flags.5?true send_inline:flags.6?true embed_links:flags.7?true send_polls:flags.8?true change_info:flags.10?true invite_users:flags.15?true pin_messages:flags.17?true manage_topics:flags.18?true send_photos:flags.19?true send_videos:flags.20?true send_roundvideos:flags.21?true send_audios:flags.22?true send_voices:flags.23?true send_docs:flags.24?true send_plain:flags.25?true edit_rank:flags.26?true send_reactions:flags.27?true manage_linked_peers:flags.28?true until_date:int = ChatBannedRights;`
         ///
         /// <https://core.telegram.org/constructor/chatBannedRights>
@@ -2571,6 +2595,7 @@ extension Api {
             public var sendReactions: Bool { tlFlagIsSet(flags, 0x8000000) }
             public var manageLinkedPeers: Bool { tlFlagIsSet(flags, 0x10000000) }
 
+            @_optimize(none)
             public init(viewMessages: Bool = false, sendMessages: Bool = false, sendMedia: Bool = false, sendStickers: Bool = false, sendGifs: Bool = false, sendGames: Bool = false, sendInline: Bool = false, embedLinks: Bool = false, sendPolls: Bool = false, changeInfo: Bool = false, inviteUsers: Bool = false, pinMessages: Bool = false, manageTopics: Bool = false, sendPhotos: Bool = false, sendVideos: Bool = false, sendRoundvideos: Bool = false, sendAudios: Bool = false, sendVoices: Bool = false, sendDocs: Bool = false, sendPlain: Bool = false, editRank: Bool = false, sendReactions: Bool = false, manageLinkedPeers: Bool = false, untilDate: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: viewMessages)
@@ -2655,7 +2680,7 @@ extension Api.phone {
     /// - `phone.groupParticipants#f47751b6 count:int participants:Vector<GroupCallParticipant> next_offset:string chats:Vector<Chat> users:Vector<User> version:int = phone.GroupParticipants;`
     ///
     /// <https://core.telegram.org/type/phone.GroupParticipants>
-    public enum GroupParticipants: TLSchemaDescribed, TLParsable {
+    public enum GroupParticipants: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `phone.groupParticipants#f47751b6 count:int participants:Vector<GroupCallParticipant> next_offset:string chats:Vector<Chat> users:Vector<User> version:int = phone.GroupParticipants;`
         ///
         /// <https://core.telegram.org/constructor/phone.groupParticipants>
@@ -2742,7 +2767,7 @@ extension Api {
     /// - `attachMenuBotIconColor#4576f3f0 name:string color:int = AttachMenuBotIconColor;`
     ///
     /// <https://core.telegram.org/type/AttachMenuBotIconColor>
-    public enum AttachMenuBotIconColor: TLSchemaDescribed, TLParsable {
+    public enum AttachMenuBotIconColor: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `attachMenuBotIconColor#4576f3f0 name:string color:int = AttachMenuBotIconColor;`
         ///
         /// <https://core.telegram.org/constructor/attachMenuBotIconColor>
@@ -2808,7 +2833,7 @@ extension Api.account {
     /// - `account.savedRingtones#c1e92cc5 hash:long ringtones:Vector<Document> = account.SavedRingtones;`
     ///
     /// <https://core.telegram.org/type/account.SavedRingtones>
-    public enum SavedRingtones: TLSchemaDescribed, TLParsable {
+    public enum SavedRingtones: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.savedRingtonesNotModified#fbf6e8b1 = account.SavedRingtones;`
         ///
         /// <https://core.telegram.org/constructor/account.savedRingtonesNotModified>
@@ -2886,7 +2911,7 @@ extension Api.messages {
     /// - `messages.transcribedAudio#cfb9d957 flags:# pending:flags.0?true transcription_id:long text:string trial_remains_num:flags.1?int trial_remains_until_date:flags.1?int = messages.TranscribedAudio;`
     ///
     /// <https://core.telegram.org/type/messages.TranscribedAudio>
-    public enum TranscribedAudio: TLSchemaDescribed, TLParsable {
+    public enum TranscribedAudio: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.transcribedAudio#cfb9d957 flags:# pending:flags.0?true transcription_id:long text:string trial_remains_num:flags.1?int trial_remains_until_date:flags.1?int = messages.TranscribedAudio;`
         ///
         /// <https://core.telegram.org/constructor/messages.transcribedAudio>
@@ -2904,6 +2929,7 @@ extension Api.messages {
             public let trialRemainsUntilDate: Int32?
             public var pending: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(pending: Bool = false, transcriptionId: Int64, text: String, trialRemainsNum: Int32? = nil, trialRemainsUntilDate: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: pending)
@@ -2994,7 +3020,7 @@ extension Api {
     /// - `boost#4b3e14d6 flags:# gift:flags.1?true giveaway:flags.2?true unclaimed:flags.3?true id:string user_id:flags.0?long giveaway_msg_id:flags.2?int date:int expires:int used_gift_slug:flags.4?string multiplier:flags.5?int stars:flags.6?long = Boost;`
     ///
     /// <https://core.telegram.org/type/Boost>
-    public enum Boost: TLSchemaDescribed, TLParsable {
+    public enum Boost: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `boost#4b3e14d6 flags:# gift:flags.1?true giveaway:flags.2?true unclaimed:flags.3?true id:string user_id:flags.0?long giveaway_msg_id:flags.2?int date:int expires:int used_gift_slug:flags.4?string multiplier:flags.5?int stars:flags.6?long = Boost;`
         ///
         /// <https://core.telegram.org/constructor/boost>
@@ -3019,6 +3045,7 @@ extension Api {
             /// `giveaway` shares its bit with value fields: set exactly when they are.
             public var giveaway: Bool { giveawayMsgId != nil }
 
+            @_optimize(none)
             public init(gift: Bool = false, unclaimed: Bool = false, id: String, userId: Int64? = nil, giveawayMsgId: Int32? = nil, date: Int32, expires: Int32, usedGiftSlug: String? = nil, multiplier: Int32? = nil, stars: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: gift)
@@ -3151,7 +3178,7 @@ extension Api {
     /// - `businessAwayMessage#ef156a5c flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:BusinessRecipients = BusinessAwayMessage;`
     ///
     /// <https://core.telegram.org/type/BusinessAwayMessage>
-    public enum BusinessAwayMessage: TLSchemaDescribed, TLParsable {
+    public enum BusinessAwayMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `businessAwayMessage#ef156a5c flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:BusinessRecipients = BusinessAwayMessage;`
         ///
         /// <https://core.telegram.org/constructor/businessAwayMessage>
@@ -3168,6 +3195,7 @@ extension Api {
             public let recipients: Api.BusinessRecipients
             public var offlineOnly: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(offlineOnly: Bool = false, shortcutId: Int32, schedule: Api.BusinessAwayMessageSchedule, recipients: Api.BusinessRecipients) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: offlineOnly)
@@ -3240,7 +3268,7 @@ extension Api.messages {
     /// - `messages.dialogFilters#2ad93719 flags:# tags_enabled:flags.0?true filters:Vector<DialogFilter> = messages.DialogFilters;`
     ///
     /// <https://core.telegram.org/type/messages.DialogFilters>
-    public enum DialogFilters: TLSchemaDescribed, TLParsable {
+    public enum DialogFilters: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.dialogFilters#2ad93719 flags:# tags_enabled:flags.0?true filters:Vector<DialogFilter> = messages.DialogFilters;`
         ///
         /// <https://core.telegram.org/constructor/messages.dialogFilters>
@@ -3255,6 +3283,7 @@ extension Api.messages {
             public let filters: [Api.DialogFilter]
             public var tagsEnabled: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(tagsEnabled: Bool = false, filters: [Api.DialogFilter]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: tagsEnabled)
@@ -3317,7 +3346,7 @@ extension Api {
     /// - `sponsoredPeer#c69708d3 flags:# random_id:bytes peer:Peer sponsor_info:flags.0?string additional_info:flags.1?string = SponsoredPeer;`
     ///
     /// <https://core.telegram.org/type/SponsoredPeer>
-    public enum SponsoredPeer: TLSchemaDescribed, TLParsable {
+    public enum SponsoredPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `sponsoredPeer#c69708d3 flags:# random_id:bytes peer:Peer sponsor_info:flags.0?string additional_info:flags.1?string = SponsoredPeer;`
         ///
         /// <https://core.telegram.org/constructor/sponsoredPeer>
@@ -3334,6 +3363,7 @@ extension Api {
             public let sponsorInfo: String?
             public let additionalInfo: String?
 
+            @_optimize(none)
             public init(randomId: [UInt8], peer: Api.Peer, sponsorInfo: String? = nil, additionalInfo: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: sponsorInfo != nil)
@@ -3424,7 +3454,7 @@ extension Api {
     /// - `inputRichMessageMarkdown#004b572c flags:# rtl:flags.0?true noautolink:flags.1?true markdown:string files:flags.2?Vector<InputRichFile> = InputRichMessage;`
     ///
     /// <https://core.telegram.org/type/InputRichMessage>
-    public enum InputRichMessage: TLSchemaDescribed, TLParsable {
+    public enum InputRichMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputRichMessage#e4c449fc flags:# rtl:flags.0?true noautolink:flags.1?true blocks:Vector<PageBlock> photos:flags.2?Vector<InputPhoto> documents:flags.3?Vector<InputDocument> users:flags.4?Vector<InputUser> = InputRichMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputRichMessage>
@@ -3451,6 +3481,7 @@ extension Api {
             public var rtl: Bool { tlFlagIsSet(flags, 0x1) }
             public var noautolink: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(rtl: Bool = false, noautolink: Bool = false, blocks: [Api.PageBlock], photos: [Api.InputPhoto]? = nil, documents: [Api.InputDocument]? = nil, users: [Api.InputUser]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: rtl)
@@ -3485,6 +3516,7 @@ extension Api {
             public var rtl: Bool { tlFlagIsSet(flags, 0x1) }
             public var noautolink: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(rtl: Bool = false, noautolink: Bool = false, html: String, files: [Api.InputRichFile]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: rtl)
@@ -3513,6 +3545,7 @@ extension Api {
             public var rtl: Bool { tlFlagIsSet(flags, 0x1) }
             public var noautolink: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(rtl: Bool = false, noautolink: Bool = false, markdown: String, files: [Api.InputRichFile]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: rtl)
@@ -3660,6 +3693,7 @@ extension Api.functions.auth {
     /// `auth.signUp#aac7b717 flags:# no_joined_notifications:flags.0?true phone_number:string phone_code_hash:string first_name:string last_name:string = auth.Authorization;`
     ///
     /// <https://core.telegram.org/method/auth.signUp>
+    @_optimize(none)
     public static func signUp(noJoinedNotifications: Bool = false, phoneNumber: String, phoneCodeHash: String, firstName: String, lastName: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         signUp(into: buffer, noJoinedNotifications: noJoinedNotifications, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, firstName: firstName, lastName: lastName)
@@ -3667,7 +3701,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.signUp` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func signUp(into buffer: Buffer, noJoinedNotifications: Bool = false, phoneNumber: String, phoneCodeHash: String, firstName: String, lastName: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: noJoinedNotifications)
@@ -3686,6 +3720,7 @@ extension Api.functions.auth {
     /// `auth.resetLoginEmail#7e960193 phone_number:string phone_code_hash:string = auth.SentCode;`
     ///
     /// <https://core.telegram.org/method/auth.resetLoginEmail>
+    @_optimize(none)
     public static func resetLoginEmail(phoneNumber: String, phoneCodeHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
         let buffer = Buffer()
         resetLoginEmail(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash)
@@ -3693,7 +3728,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.resetLoginEmail` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resetLoginEmail(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String) {
         buffer.appendUInt32(0x7e960193)
         buffer.appendTLString(phoneNumber)
@@ -3705,6 +3740,7 @@ extension Api.functions.account {
     /// `account.createTheme#652e4400 flags:# slug:string title:string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;`
     ///
     /// <https://core.telegram.org/method/account.createTheme>
+    @_optimize(none)
     public static func createTheme(slug: String, title: String, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Theme>) {
         let buffer = Buffer()
         createTheme(into: buffer, slug: slug, title: title, document: document, settings: settings)
@@ -3712,7 +3748,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.createTheme` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func createTheme(into buffer: Buffer, slug: String, title: String, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: document != nil)
@@ -3734,6 +3770,7 @@ extension Api.functions.account {
     /// `account.getPasskeys#ea1f0c52 = account.Passkeys;`
     ///
     /// <https://core.telegram.org/method/account.getPasskeys>
+    @_optimize(none)
     public static func getPasskeys() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Passkeys>) {
         let buffer = Buffer()
         getPasskeys(into: buffer)
@@ -3741,7 +3778,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getPasskeys` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPasskeys(into buffer: Buffer) {
         buffer.appendUInt32(0xea1f0c52)
     }
@@ -3751,6 +3788,7 @@ extension Api.functions.users {
     /// `users.getFullUser#b60f5918 id:InputUser = users.UserFull;`
     ///
     /// <https://core.telegram.org/method/users.getFullUser>
+    @_optimize(none)
     public static func getFullUser(id: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.UserFull>) {
         let buffer = Buffer()
         getFullUser(into: buffer, id: id)
@@ -3758,7 +3796,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.getFullUser` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getFullUser(into buffer: Buffer, id: Api.InputUser) {
         buffer.appendUInt32(0xb60f5918)
         id.serialize(buffer, true)
@@ -3769,6 +3807,7 @@ extension Api.functions.messages {
     /// `messages.deleteChatUser#a2185cab flags:# revoke_history:flags.0?true chat_id:long user_id:InputUser = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.deleteChatUser>
+    @_optimize(none)
     public static func deleteChatUser(revokeHistory: Bool = false, chatId: Int64, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteChatUser(into: buffer, revokeHistory: revokeHistory, chatId: chatId, userId: userId)
@@ -3776,7 +3815,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteChatUser` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteChatUser(into buffer: Buffer, revokeHistory: Bool = false, chatId: Int64, userId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: revokeHistory)
@@ -3793,6 +3832,7 @@ extension Api.functions.messages {
     /// `messages.createChat#92ceddd4 flags:# users:Vector<InputUser> title:string ttl_period:flags.0?int = messages.InvitedUsers;`
     ///
     /// <https://core.telegram.org/method/messages.createChat>
+    @_optimize(none)
     public static func createChat(users: [Api.InputUser], title: String, ttlPeriod: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InvitedUsers>) {
         let buffer = Buffer()
         createChat(into: buffer, users: users, title: title, ttlPeriod: ttlPeriod)
@@ -3800,7 +3840,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.createChat` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func createChat(into buffer: Buffer, users: [Api.InputUser], title: String, ttlPeriod: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: ttlPeriod != nil)
@@ -3820,6 +3860,7 @@ extension Api.functions.messages {
     /// `messages.installStickerSet#c78fe460 stickerset:InputStickerSet archived:Bool = messages.StickerSetInstallResult;`
     ///
     /// <https://core.telegram.org/method/messages.installStickerSet>
+    @_optimize(none)
     public static func installStickerSet(stickerset: Api.InputStickerSet, archived: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSetInstallResult>) {
         let buffer = Buffer()
         installStickerSet(into: buffer, stickerset: stickerset, archived: archived)
@@ -3827,7 +3868,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.installStickerSet` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func installStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet, archived: Bool) {
         buffer.appendUInt32(0xc78fe460)
         stickerset.serialize(buffer, true)
@@ -3839,6 +3880,7 @@ extension Api.functions.messages {
     /// `messages.searchStickerSets#35705b8a flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;`
     ///
     /// <https://core.telegram.org/method/messages.searchStickerSets>
+    @_optimize(none)
     public static func searchStickerSets(excludeFeatured: Bool = false, q: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FoundStickerSets>) {
         let buffer = Buffer()
         searchStickerSets(into: buffer, excludeFeatured: excludeFeatured, q: q, hash: hash)
@@ -3846,7 +3888,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchStickerSets` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func searchStickerSets(into buffer: Buffer, excludeFeatured: Bool = false, q: String, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: excludeFeatured)
@@ -3863,6 +3905,7 @@ extension Api.functions.messages {
     /// `messages.getEmojiKeywords#35a0e062 lang_code:string = EmojiKeywordsDifference;`
     ///
     /// <https://core.telegram.org/method/messages.getEmojiKeywords>
+    @_optimize(none)
     public static func getEmojiKeywords(langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiKeywordsDifference>) {
         let buffer = Buffer()
         getEmojiKeywords(into: buffer, langCode: langCode)
@@ -3870,7 +3913,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiKeywords` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getEmojiKeywords(into buffer: Buffer, langCode: String) {
         buffer.appendUInt32(0x35a0e062)
         buffer.appendTLString(langCode)
@@ -3881,6 +3924,7 @@ extension Api.functions.messages {
     /// `messages.getSuggestedDialogFilters#a29cd42c = Vector<DialogFilterSuggested>;`
     ///
     /// <https://core.telegram.org/method/messages.getSuggestedDialogFilters>
+    @_optimize(none)
     public static func getSuggestedDialogFilters() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.DialogFilterSuggested]>) {
         let buffer = Buffer()
         getSuggestedDialogFilters(into: buffer)
@@ -3888,7 +3932,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSuggestedDialogFilters` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSuggestedDialogFilters(into buffer: Buffer) {
         buffer.appendUInt32(0xa29cd42c)
     }
@@ -3898,6 +3942,7 @@ extension Api.functions.upload {
     /// `upload.getCdnFile#395f69da file_token:bytes offset:long limit:int = upload.CdnFile;`
     ///
     /// <https://core.telegram.org/method/upload.getCdnFile>
+    @_optimize(none)
     public static func getCdnFile(fileToken: [UInt8], offset: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.upload.CdnFile>) {
         let buffer = Buffer()
         getCdnFile(into: buffer, fileToken: fileToken, offset: offset, limit: limit)
@@ -3905,7 +3950,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.getCdnFile` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getCdnFile(into buffer: Buffer, fileToken: [UInt8], offset: Int64, limit: Int32) {
         buffer.appendUInt32(0x395f69da)
         buffer.appendTLBytes(fileToken)
@@ -3920,6 +3965,7 @@ extension Api.functions.channels {
     /// `channels.deleteChannel#c0111fe3 channel:InputChannel = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.deleteChannel>
+    @_optimize(none)
     public static func deleteChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteChannel(into: buffer, channel: channel)
@@ -3927,7 +3973,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.deleteChannel` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteChannel(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0xc0111fe3)
         channel.serialize(buffer, true)
@@ -3938,6 +3984,7 @@ extension Api.functions.channels {
     /// `channels.toggleSlowMode#edd49ef0 channel:InputChannel seconds:int = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.toggleSlowMode>
+    @_optimize(none)
     public static func toggleSlowMode(channel: Api.InputChannel, seconds: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleSlowMode(into: buffer, channel: channel, seconds: seconds)
@@ -3945,7 +3992,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleSlowMode` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleSlowMode(into buffer: Buffer, channel: Api.InputChannel, seconds: Int32) {
         buffer.appendUInt32(0xedd49ef0)
         channel.serialize(buffer, true)
@@ -3957,6 +4004,7 @@ extension Api.functions.bots {
     /// `bots.reorderPreviewMedias#b627f3aa bot:InputUser lang_code:string order:Vector<InputMedia> = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.reorderPreviewMedias>
+    @_optimize(none)
     public static func reorderPreviewMedias(bot: Api.InputUser, langCode: String, order: [Api.InputMedia]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderPreviewMedias(into: buffer, bot: bot, langCode: langCode, order: order)
@@ -3964,7 +4012,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.reorderPreviewMedias` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reorderPreviewMedias(into buffer: Buffer, bot: Api.InputUser, langCode: String, order: [Api.InputMedia]) {
         buffer.appendUInt32(0xb627f3aa)
         bot.serialize(buffer, true)
@@ -3977,6 +4025,7 @@ extension Api.functions.payments {
     /// `payments.exportInvoice#0f91b065 invoice_media:InputMedia = payments.ExportedInvoice;`
     ///
     /// <https://core.telegram.org/method/payments.exportInvoice>
+    @_optimize(none)
     public static func exportInvoice(invoiceMedia: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ExportedInvoice>) {
         let buffer = Buffer()
         exportInvoice(into: buffer, invoiceMedia: invoiceMedia)
@@ -3984,7 +4033,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.exportInvoice` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func exportInvoice(into buffer: Buffer, invoiceMedia: Api.InputMedia) {
         buffer.appendUInt32(0x0f91b065)
         invoiceMedia.serialize(buffer, true)
@@ -3995,6 +4044,7 @@ extension Api.functions.payments {
     /// `payments.saveStarGift#2a2a697c flags:# unsave:flags.0?true stargift:InputSavedStarGift = Bool;`
     ///
     /// <https://core.telegram.org/method/payments.saveStarGift>
+    @_optimize(none)
     public static func saveStarGift(unsave: Bool = false, stargift: Api.InputSavedStarGift) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveStarGift(into: buffer, unsave: unsave, stargift: stargift)
@@ -4002,7 +4052,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.saveStarGift` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveStarGift(into buffer: Buffer, unsave: Bool = false, stargift: Api.InputSavedStarGift) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: unsave)
@@ -4018,6 +4068,7 @@ extension Api.functions.chatlists {
     /// `chatlists.getExportedInvites#ce03da83 chatlist:InputChatlist = chatlists.ExportedInvites;`
     ///
     /// <https://core.telegram.org/method/chatlists.getExportedInvites>
+    @_optimize(none)
     public static func getExportedInvites(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ExportedInvites>) {
         let buffer = Buffer()
         getExportedInvites(into: buffer, chatlist: chatlist)
@@ -4025,7 +4076,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.getExportedInvites` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getExportedInvites(into buffer: Buffer, chatlist: Api.InputChatlist) {
         buffer.appendUInt32(0xce03da83)
         chatlist.serialize(buffer, true)
@@ -4036,6 +4087,7 @@ extension Api.functions.stories {
     /// `stories.sendStory#8f9e6898 flags:# pinned:flags.2?true noforwards:flags.4?true fwd_modified:flags.7?true peer:InputPeer media:InputMedia media_areas:flags.5?Vector<MediaArea> caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long period:flags.3?int fwd_from_id:flags.6?InputPeer fwd_from_story:flags.6?int albums:flags.8?Vector<int> music:flags.9?InputDocument = Updates;`
     ///
     /// <https://core.telegram.org/method/stories.sendStory>
+    @_optimize(none)
     public static func sendStory(pinned: Bool = false, noforwards: Bool = false, fwdModified: Bool = false, peer: Api.InputPeer, media: Api.InputMedia, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, period: Int32? = nil, fwdFromId: Api.InputPeer? = nil, fwdFromStory: Int32? = nil, albums: [Int32]? = nil, music: Api.InputDocument? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendStory(into: buffer, pinned: pinned, noforwards: noforwards, fwdModified: fwdModified, peer: peer, media: media, mediaAreas: mediaAreas, caption: caption, entities: entities, privacyRules: privacyRules, randomId: randomId, period: period, fwdFromId: fwdFromId, fwdFromStory: fwdFromStory, albums: albums, music: music)
@@ -4043,7 +4095,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.sendStory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendStory(into buffer: Buffer, pinned: Bool = false, noforwards: Bool = false, fwdModified: Bool = false, peer: Api.InputPeer, media: Api.InputMedia, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, period: Int32? = nil, fwdFromId: Api.InputPeer? = nil, fwdFromStory: Int32? = nil, albums: [Int32]? = nil, music: Api.InputDocument? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: pinned)

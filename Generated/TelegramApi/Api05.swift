@@ -28,7 +28,7 @@ extension Api {
     /// - `inputMediaStakeDice#f3a9244a game_hash:string ton_amount:long client_seed:bytes = InputMedia;`
     ///
     /// <https://core.telegram.org/type/InputMedia>
-    public enum InputMedia: TLSchemaDescribed, TLParsable {
+    public enum InputMedia: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputMediaEmpty#9664f57f = InputMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputMediaEmpty>
@@ -124,6 +124,7 @@ extension Api {
             /// `live_photo` shares its bit with value fields: set exactly when they are.
             public var livePhoto: Bool { video != nil }
 
+            @_optimize(none)
             public init(spoiler: Bool = false, file: Api.InputFile, stickers: [Api.InputDocument]? = nil, ttlSeconds: Int32? = nil, video: Api.InputDocument? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: spoiler)
@@ -159,6 +160,7 @@ extension Api {
             /// `live_photo` shares its bit with value fields: set exactly when they are.
             public var livePhoto: Bool { video != nil }
 
+            @_optimize(none)
             public init(spoiler: Bool = false, id: Api.InputPhoto, ttlSeconds: Int32? = nil, video: Api.InputDocument? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: spoiler)
@@ -224,6 +226,7 @@ extension Api {
             public var forceFile: Bool { tlFlagIsSet(flags, 0x10) }
             public var spoiler: Bool { tlFlagIsSet(flags, 0x20) }
 
+            @_optimize(none)
             public init(nosoundVideo: Bool = false, forceFile: Bool = false, spoiler: Bool = false, file: Api.InputFile, thumb: Api.InputFile? = nil, mimeType: String, attributes: [Api.DocumentAttribute], stickers: [Api.InputDocument]? = nil, videoCover: Api.InputPhoto? = nil, videoTimestamp: Int32? = nil, ttlSeconds: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x8, when: nosoundVideo)
@@ -271,6 +274,7 @@ extension Api {
             public let query: String?
             public var spoiler: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(spoiler: Bool = false, id: Api.InputDocument, videoCover: Api.InputPhoto? = nil, videoTimestamp: Int32? = nil, ttlSeconds: Int32? = nil, query: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: spoiler)
@@ -327,6 +331,7 @@ extension Api {
             public let ttlSeconds: Int32?
             public var spoiler: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(spoiler: Bool = false, url: String, ttlSeconds: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: spoiler)
@@ -355,6 +360,7 @@ extension Api {
             public let videoTimestamp: Int32?
             public var spoiler: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(spoiler: Bool = false, url: String, ttlSeconds: Int32? = nil, videoCover: Api.InputPhoto? = nil, videoTimestamp: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: spoiler)
@@ -404,6 +410,7 @@ extension Api {
             public let startParam: String?
             public let extendedMedia: Api.InputMedia?
 
+            @_optimize(none)
             public init(title: String, description: String, photo: Api.InputWebDocument? = nil, invoice: Api.Invoice, payload: [UInt8], provider: String? = nil, providerData: Api.DataJSON, startParam: String? = nil, extendedMedia: Api.InputMedia? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: photo != nil)
@@ -448,6 +455,7 @@ extension Api {
             public let proximityNotificationRadius: Int32?
             public var stopped: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(stopped: Bool = false, geoPoint: Api.InputGeoPoint, heading: Int32? = nil, period: Int32? = nil, proximityNotificationRadius: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: stopped)
@@ -483,6 +491,7 @@ extension Api {
             public let solutionEntities: [Api.MessageEntity]?
             public let solutionMedia: Api.InputMedia?
 
+            @_optimize(none)
             public init(poll: Api.Poll, correctAnswers: [Int32]? = nil, attachedMedia: Api.InputMedia? = nil, solution: String? = nil, solutionEntities: [Api.MessageEntity]? = nil, solutionMedia: Api.InputMedia? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: correctAnswers != nil)
@@ -544,6 +553,7 @@ extension Api {
             public var forceSmallMedia: Bool { tlFlagIsSet(flags, 0x2) }
             public var optional: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(forceLargeMedia: Bool = false, forceSmallMedia: Bool = false, optional: Bool = false, url: String) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: forceLargeMedia)
@@ -569,6 +579,7 @@ extension Api {
             public let extendedMedia: [Api.InputMedia]
             public let payload: String?
 
+            @_optimize(none)
             public init(starsAmount: Int64, extendedMedia: [Api.InputMedia], payload: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: payload != nil)
@@ -1282,7 +1293,7 @@ extension Api {
     /// - `stickerPack#12b299d4 emoticon:string documents:Vector<long> = StickerPack;`
     ///
     /// <https://core.telegram.org/type/StickerPack>
-    public enum StickerPack: TLSchemaDescribed, TLParsable {
+    public enum StickerPack: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stickerPack#12b299d4 emoticon:string documents:Vector<long> = StickerPack;`
         ///
         /// <https://core.telegram.org/constructor/stickerPack>
@@ -1351,7 +1362,7 @@ extension Api {
     /// - `recentMeUrlStickerSet#bc0a57dc url:string set:StickerSetCovered = RecentMeUrl;`
     ///
     /// <https://core.telegram.org/type/RecentMeUrl>
-    public enum RecentMeUrl: TLSchemaDescribed, TLParsable {
+    public enum RecentMeUrl: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `recentMeUrlUnknown#46e1d13d url:string = RecentMeUrl;`
         ///
         /// <https://core.telegram.org/constructor/recentMeUrlUnknown>
@@ -1550,7 +1561,7 @@ extension Api.account {
     /// - `account.authorizationForm#ad2e1cd8 flags:# required_types:Vector<SecureRequiredType> values:Vector<SecureValue> errors:Vector<SecureValueError> users:Vector<User> privacy_policy_url:flags.0?string = account.AuthorizationForm;`
     ///
     /// <https://core.telegram.org/type/account.AuthorizationForm>
-    public enum AuthorizationForm: TLSchemaDescribed, TLParsable {
+    public enum AuthorizationForm: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.authorizationForm#ad2e1cd8 flags:# required_types:Vector<SecureRequiredType> values:Vector<SecureValue> errors:Vector<SecureValueError> users:Vector<User> privacy_policy_url:flags.0?string = account.AuthorizationForm;`
         ///
         /// <https://core.telegram.org/constructor/account.authorizationForm>
@@ -1568,6 +1579,7 @@ extension Api.account {
             public let users: [Api.User]
             public let privacyPolicyUrl: String?
 
+            @_optimize(none)
             public init(requiredTypes: [Api.SecureRequiredType], values: [Api.SecureValue], errors: [Api.SecureValueError], users: [Api.User], privacyPolicyUrl: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: privacyPolicyUrl != nil)
@@ -1655,7 +1667,7 @@ extension Api {
     /// - `chatOnlines#f041e250 onlines:int = ChatOnlines;`
     ///
     /// <https://core.telegram.org/type/ChatOnlines>
-    public enum ChatOnlines: TLSchemaDescribed, TLParsable {
+    public enum ChatOnlines: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatOnlines#f041e250 onlines:int = ChatOnlines;`
         ///
         /// <https://core.telegram.org/constructor/chatOnlines>
@@ -1718,7 +1730,7 @@ extension Api.auth {
     /// - `auth.loginTokenSuccess#390d5c5e authorization:auth.Authorization = auth.LoginToken;`
     ///
     /// <https://core.telegram.org/type/auth.LoginToken>
-    public enum LoginToken: TLSchemaDescribed, TLParsable {
+    public enum LoginToken: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `auth.loginToken#629f1980 expires:int token:bytes = auth.LoginToken;`
         ///
         /// <https://core.telegram.org/constructor/auth.loginToken>
@@ -1851,7 +1863,7 @@ extension Api {
     /// - `webViewResultUrl#4d22ff98 flags:# fullsize:flags.1?true fullscreen:flags.2?true same_origin:flags.3?true query_id:flags.0?long url:string = WebViewResult;`
     ///
     /// <https://core.telegram.org/type/WebViewResult>
-    public enum WebViewResult: TLSchemaDescribed, TLParsable {
+    public enum WebViewResult: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `webViewResultUrl#4d22ff98 flags:# fullsize:flags.1?true fullscreen:flags.2?true same_origin:flags.3?true query_id:flags.0?long url:string = WebViewResult;`
         ///
         /// <https://core.telegram.org/constructor/webViewResultUrl>
@@ -1869,6 +1881,7 @@ extension Api {
             public var fullscreen: Bool { tlFlagIsSet(flags, 0x4) }
             public var sameOrigin: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(fullsize: Bool = false, fullscreen: Bool = false, sameOrigin: Bool = false, queryId: Int64? = nil, url: String) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: fullsize)
@@ -1947,7 +1960,7 @@ extension Api {
     /// - `notificationSoundRingtone#ff6c8049 id:long = NotificationSound;`
     ///
     /// <https://core.telegram.org/type/NotificationSound>
-    public enum NotificationSound: TLSchemaDescribed, TLParsable {
+    public enum NotificationSound: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `notificationSoundDefault#97e8bebe = NotificationSound;`
         ///
         /// <https://core.telegram.org/constructor/notificationSoundDefault>
@@ -2065,7 +2078,7 @@ extension Api {
     /// - `textWithEntities#751f3146 text:string entities:Vector<MessageEntity> = TextWithEntities;`
     ///
     /// <https://core.telegram.org/type/TextWithEntities>
-    public enum TextWithEntities: TLSchemaDescribed, TLParsable {
+    public enum TextWithEntities: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `textWithEntities#751f3146 text:string entities:Vector<MessageEntity> = TextWithEntities;`
         ///
         /// <https://core.telegram.org/constructor/textWithEntities>
@@ -2130,7 +2143,7 @@ extension Api {
     /// - `inputBusinessGreetingMessage#0194cb3b shortcut_id:int recipients:InputBusinessRecipients no_activity_days:int = InputBusinessGreetingMessage;`
     ///
     /// <https://core.telegram.org/type/InputBusinessGreetingMessage>
-    public enum InputBusinessGreetingMessage: TLSchemaDescribed, TLParsable {
+    public enum InputBusinessGreetingMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputBusinessGreetingMessage#0194cb3b shortcut_id:int recipients:InputBusinessRecipients no_activity_days:int = InputBusinessGreetingMessage;`
         ///
         /// <https://core.telegram.org/constructor/inputBusinessGreetingMessage>
@@ -2202,7 +2215,7 @@ extension Api {
     /// - `connectedBot#033ed001 flags:# bot_id:long recipients:BusinessBotRecipients rights:BusinessBotRights device:flags.0?string date:flags.1?int location:flags.2?string = ConnectedBot;`
     ///
     /// <https://core.telegram.org/type/ConnectedBot>
-    public enum ConnectedBot: TLSchemaDescribed, TLParsable {
+    public enum ConnectedBot: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `connectedBot#033ed001 flags:# bot_id:long recipients:BusinessBotRecipients rights:BusinessBotRights device:flags.0?string date:flags.1?int location:flags.2?string = ConnectedBot;`
         ///
         /// <https://core.telegram.org/constructor/connectedBot>
@@ -2221,6 +2234,7 @@ extension Api {
             public let date: Int32?
             public let location: String?
 
+            @_optimize(none)
             public init(botId: Int64, recipients: Api.BusinessBotRecipients, rights: Api.BusinessBotRights, device: String? = nil, date: Int32? = nil, location: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: device != nil)
@@ -2325,7 +2339,7 @@ extension Api.fragment {
     /// - `fragment.collectibleInfo#6ebdff91 purchase_date:int currency:string amount:long crypto_currency:string crypto_amount:long url:string = fragment.CollectibleInfo;`
     ///
     /// <https://core.telegram.org/type/fragment.CollectibleInfo>
-    public enum CollectibleInfo: TLSchemaDescribed, TLParsable {
+    public enum CollectibleInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `fragment.collectibleInfo#6ebdff91 purchase_date:int currency:string amount:long crypto_currency:string crypto_amount:long url:string = fragment.CollectibleInfo;`
         ///
         /// <https://core.telegram.org/constructor/fragment.collectibleInfo>
@@ -2412,7 +2426,7 @@ extension Api {
     /// - `starsTopupOption#0bd915c0 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsTopupOption;`
     ///
     /// <https://core.telegram.org/type/StarsTopupOption>
-    public enum StarsTopupOption: TLSchemaDescribed, TLParsable {
+    public enum StarsTopupOption: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starsTopupOption#0bd915c0 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsTopupOption;`
         ///
         /// <https://core.telegram.org/constructor/starsTopupOption>
@@ -2430,6 +2444,7 @@ extension Api {
             public let amount: Int64
             public var extended: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(extended: Bool = false, stars: Int64, storeProduct: String? = nil, currency: String, amount: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: extended)
@@ -2513,7 +2528,7 @@ extension Api {
     /// - `auctionBidLevel#310240cc pos:int amount:long date:int = AuctionBidLevel;`
     ///
     /// <https://core.telegram.org/type/AuctionBidLevel>
-    public enum AuctionBidLevel: TLSchemaDescribed, TLParsable {
+    public enum AuctionBidLevel: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `auctionBidLevel#310240cc pos:int amount:long date:int = AuctionBidLevel;`
         ///
         /// <https://core.telegram.org/constructor/auctionBidLevel>
@@ -2586,7 +2601,7 @@ extension Api {
     /// - `aiComposeToneDefault#9bad6414 tone:string emoji_id:long title:string = AiComposeTone;`
     ///
     /// <https://core.telegram.org/type/AiComposeTone>
-    public enum AiComposeTone: TLSchemaDescribed, TLParsable {
+    public enum AiComposeTone: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `aiComposeTone#cff63ea9 flags:# creator:flags.0?true id:long access_hash:long slug:string title:string emoji_id:flags.1?long prompt:flags.4?string installs_count:flags.2?int author_id:flags.3?long example_english:flags.5?AiComposeToneExample = AiComposeTone;`
         ///
         /// <https://core.telegram.org/constructor/aiComposeTone>
@@ -2613,6 +2628,7 @@ extension Api {
             public let exampleEnglish: Api.AiComposeToneExample?
             public var creator: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(creator: Bool = false, id: Int64, accessHash: Int64, slug: String, title: String, emojiId: Int64? = nil, prompt: String? = nil, installsCount: Int32? = nil, authorId: Int64? = nil, exampleEnglish: Api.AiComposeToneExample? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: creator)
@@ -2781,7 +2797,7 @@ extension Api {
     /// - `keyboardInlineButton#11c1a322 flags:# style:flags.10?KeyboardButtonStyle text:string type:InlineButtonType = KeyboardInlineButton;`
     ///
     /// <https://core.telegram.org/type/KeyboardInlineButton>
-    public enum KeyboardInlineButton: TLSchemaDescribed, TLParsable {
+    public enum KeyboardInlineButton: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `keyboardInlineButton#11c1a322 flags:# style:flags.10?KeyboardButtonStyle text:string type:InlineButtonType = KeyboardInlineButton;`
         ///
         /// <https://core.telegram.org/constructor/keyboardInlineButton>
@@ -2797,6 +2813,7 @@ extension Api {
             public let text: String
             public let type: Api.InlineButtonType
 
+            @_optimize(none)
             public init(style: Api.KeyboardButtonStyle? = nil, text: String, type: Api.InlineButtonType) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x400, when: style != nil)
@@ -2871,6 +2888,7 @@ extension Api.functions.auth {
     /// `auth.recoverPassword#37096c70 flags:# code:string new_settings:flags.0?account.PasswordInputSettings = auth.Authorization;`
     ///
     /// <https://core.telegram.org/method/auth.recoverPassword>
+    @_optimize(none)
     public static func recoverPassword(code: String, newSettings: Api.account.PasswordInputSettings? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         recoverPassword(into: buffer, code: code, newSettings: newSettings)
@@ -2878,7 +2896,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.recoverPassword` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func recoverPassword(into buffer: Buffer, code: String, newSettings: Api.account.PasswordInputSettings? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: newSettings != nil)
@@ -2895,6 +2913,7 @@ extension Api.functions.account {
     /// `account.getPasswordSettings#9cd4eaf9 password:InputCheckPasswordSRP = account.PasswordSettings;`
     ///
     /// <https://core.telegram.org/method/account.getPasswordSettings>
+    @_optimize(none)
     public static func getPasswordSettings(password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PasswordSettings>) {
         let buffer = Buffer()
         getPasswordSettings(into: buffer, password: password)
@@ -2902,7 +2921,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getPasswordSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPasswordSettings(into buffer: Buffer, password: Api.InputCheckPasswordSRP) {
         buffer.appendUInt32(0x9cd4eaf9)
         password.serialize(buffer, true)
@@ -2913,6 +2932,7 @@ extension Api.functions.account {
     /// `account.toggleConnectedBotPaused#646e1097 peer:InputPeer paused:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/account.toggleConnectedBotPaused>
+    @_optimize(none)
     public static func toggleConnectedBotPaused(peer: Api.InputPeer, paused: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleConnectedBotPaused(into: buffer, peer: peer, paused: paused)
@@ -2920,7 +2940,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.toggleConnectedBotPaused` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleConnectedBotPaused(into buffer: Buffer, peer: Api.InputPeer, paused: Bool) {
         buffer.appendUInt32(0x646e1097)
         peer.serialize(buffer, true)
@@ -2932,6 +2952,7 @@ extension Api.functions.contacts {
     /// `contacts.toggleTopPeers#8514bdda enabled:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/contacts.toggleTopPeers>
+    @_optimize(none)
     public static func toggleTopPeers(enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleTopPeers(into: buffer, enabled: enabled)
@@ -2939,7 +2960,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.toggleTopPeers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleTopPeers(into buffer: Buffer, enabled: Bool) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8514bdda)
@@ -2952,6 +2973,7 @@ extension Api.functions.messages {
     /// `messages.getEmojiURL#d5b10c26 lang_code:string = EmojiURL;`
     ///
     /// <https://core.telegram.org/method/messages.getEmojiURL>
+    @_optimize(none)
     public static func getEmojiURL(langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiURL>) {
         let buffer = Buffer()
         getEmojiURL(into: buffer, langCode: langCode)
@@ -2959,7 +2981,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiURL` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getEmojiURL(into buffer: Buffer, langCode: String) {
         buffer.appendUInt32(0xd5b10c26)
         buffer.appendTLString(langCode)
@@ -2970,6 +2992,7 @@ extension Api.functions.messages {
     /// `messages.setChatTheme#081202c9 peer:InputPeer theme:InputChatTheme = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.setChatTheme>
+    @_optimize(none)
     public static func setChatTheme(peer: Api.InputPeer, theme: Api.InputChatTheme) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setChatTheme(into: buffer, peer: peer, theme: theme)
@@ -2977,7 +3000,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setChatTheme` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setChatTheme(into buffer: Buffer, peer: Api.InputPeer, theme: Api.InputChatTheme) {
         buffer.appendUInt32(0x081202c9)
         peer.serialize(buffer, true)
@@ -2989,6 +3012,7 @@ extension Api.functions.messages {
     /// `messages.getPaidReactionPrivacy#472455aa = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.getPaidReactionPrivacy>
+    @_optimize(none)
     public static func getPaidReactionPrivacy() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getPaidReactionPrivacy(into: buffer)
@@ -2996,7 +3020,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPaidReactionPrivacy` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPaidReactionPrivacy(into buffer: Buffer) {
         buffer.appendUInt32(0x472455aa)
     }
@@ -3006,6 +3030,7 @@ extension Api.functions.messages {
     /// `messages.getPreparedInlineMessage#857ebdb8 bot:InputUser id:string = messages.PreparedInlineMessage;`
     ///
     /// <https://core.telegram.org/method/messages.getPreparedInlineMessage>
+    @_optimize(none)
     public static func getPreparedInlineMessage(bot: Api.InputUser, id: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PreparedInlineMessage>) {
         let buffer = Buffer()
         getPreparedInlineMessage(into: buffer, bot: bot, id: id)
@@ -3013,7 +3038,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPreparedInlineMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPreparedInlineMessage(into buffer: Buffer, bot: Api.InputUser, id: String) {
         buffer.appendUInt32(0x857ebdb8)
         bot.serialize(buffer, true)
@@ -3025,6 +3050,7 @@ extension Api.functions.messages {
     /// `messages.reportReadMetrics#4067c5e6 peer:InputPeer metrics:Vector<InputMessageReadMetric> = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.reportReadMetrics>
+    @_optimize(none)
     public static func reportReadMetrics(peer: Api.InputPeer, metrics: [Api.InputMessageReadMetric]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportReadMetrics(into: buffer, peer: peer, metrics: metrics)
@@ -3032,7 +3058,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportReadMetrics` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reportReadMetrics(into buffer: Buffer, peer: Api.InputPeer, metrics: [Api.InputMessageReadMetric]) {
         buffer.appendUInt32(0x4067c5e6)
         peer.serialize(buffer, true)
@@ -3044,6 +3070,7 @@ extension Api.functions.messages {
     /// `messages.deleteParticipantReaction#e3b7f82c peer:InputPeer msg_id:int participant:InputPeer = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.deleteParticipantReaction>
+    @_optimize(none)
     public static func deleteParticipantReaction(peer: Api.InputPeer, msgId: Int32, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteParticipantReaction(into: buffer, peer: peer, msgId: msgId, participant: participant)
@@ -3051,7 +3078,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteParticipantReaction` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteParticipantReaction(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, participant: Api.InputPeer) {
         buffer.appendUInt32(0xe3b7f82c)
         peer.serialize(buffer, true)
@@ -3064,6 +3091,7 @@ extension Api.functions.help {
     /// `help.saveAppLog#6f02f748 events:Vector<InputAppEvent> = Bool;`
     ///
     /// <https://core.telegram.org/method/help.saveAppLog>
+    @_optimize(none)
     public static func saveAppLog(events: [Api.InputAppEvent]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveAppLog(into: buffer, events: events)
@@ -3071,7 +3099,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.saveAppLog` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveAppLog(into buffer: Buffer, events: [Api.InputAppEvent]) {
         buffer.appendUInt32(0x6f02f748)
         buffer.appendVector(events, boxed: true)
@@ -3082,6 +3110,7 @@ extension Api.functions.channels {
     /// `channels.editAdmin#9a98ad68 flags:# channel:InputChannel user_id:InputUser admin_rights:ChatAdminRights rank:flags.0?string = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.editAdmin>
+    @_optimize(none)
     public static func editAdmin(channel: Api.InputChannel, userId: Api.InputUser, adminRights: Api.ChatAdminRights, rank: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editAdmin(into: buffer, channel: channel, userId: userId, adminRights: adminRights, rank: rank)
@@ -3089,7 +3118,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.editAdmin` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editAdmin(into buffer: Buffer, channel: Api.InputChannel, userId: Api.InputUser, adminRights: Api.ChatAdminRights, rank: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: rank != nil)
@@ -3110,6 +3139,7 @@ extension Api.functions.channels {
     /// `channels.setDiscussionGroup#40582bb2 broadcast:InputChannel group:InputChannel = Bool;`
     ///
     /// <https://core.telegram.org/method/channels.setDiscussionGroup>
+    @_optimize(none)
     public static func setDiscussionGroup(broadcast: Api.InputChannel, group: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setDiscussionGroup(into: buffer, broadcast: broadcast, group: group)
@@ -3117,7 +3147,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.setDiscussionGroup` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setDiscussionGroup(into buffer: Buffer, broadcast: Api.InputChannel, group: Api.InputChannel) {
         buffer.appendUInt32(0x40582bb2)
         broadcast.serialize(buffer, true)
@@ -3129,6 +3159,7 @@ extension Api.functions.channels {
     /// `channels.searchPosts#f2c4f24d flags:# hashtag:flags.0?string query:flags.1?string offset_rate:int offset_peer:InputPeer offset_id:int limit:int allow_paid_stars:flags.2?long = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/channels.searchPosts>
+    @_optimize(none)
     public static func searchPosts(hashtag: String? = nil, query: String? = nil, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         searchPosts(into: buffer, hashtag: hashtag, query: query, offsetRate: offsetRate, offsetPeer: offsetPeer, offsetId: offsetId, limit: limit, allowPaidStars: allowPaidStars)
@@ -3136,7 +3167,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.searchPosts` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func searchPosts(into buffer: Buffer, hashtag: String? = nil, query: String? = nil, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: hashtag != nil)
@@ -3168,6 +3199,7 @@ extension Api.functions.payments {
     /// `payments.createStarGiftCollection#1f4a0e87 peer:InputPeer title:string stargift:Vector<InputSavedStarGift> = StarGiftCollection;`
     ///
     /// <https://core.telegram.org/method/payments.createStarGiftCollection>
+    @_optimize(none)
     public static func createStarGiftCollection(peer: Api.InputPeer, title: String, stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StarGiftCollection>) {
         let buffer = Buffer()
         createStarGiftCollection(into: buffer, peer: peer, title: title, stargift: stargift)
@@ -3175,7 +3207,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.createStarGiftCollection` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func createStarGiftCollection(into buffer: Buffer, peer: Api.InputPeer, title: String, stargift: [Api.InputSavedStarGift]) {
         buffer.appendUInt32(0x1f4a0e87)
         peer.serialize(buffer, true)
@@ -3188,6 +3220,7 @@ extension Api.functions.payments {
     /// `payments.reorderStarGiftCollections#c32af4cc peer:InputPeer order:Vector<int> = Bool;`
     ///
     /// <https://core.telegram.org/method/payments.reorderStarGiftCollections>
+    @_optimize(none)
     public static func reorderStarGiftCollections(peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderStarGiftCollections(into: buffer, peer: peer, order: order)
@@ -3195,7 +3228,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.reorderStarGiftCollections` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reorderStarGiftCollections(into buffer: Buffer, peer: Api.InputPeer, order: [Int32]) {
         buffer.appendUInt32(0xc32af4cc)
         peer.serialize(buffer, true)
@@ -3207,6 +3240,7 @@ extension Api.functions.payments {
     /// `payments.getStarGiftAuctionState#5c9ff4d6 auction:InputStarGiftAuction version:int = payments.StarGiftAuctionState;`
     ///
     /// <https://core.telegram.org/method/payments.getStarGiftAuctionState>
+    @_optimize(none)
     public static func getStarGiftAuctionState(auction: Api.InputStarGiftAuction, version: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftAuctionState>) {
         let buffer = Buffer()
         getStarGiftAuctionState(into: buffer, auction: auction, version: version)
@@ -3214,7 +3248,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftAuctionState` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarGiftAuctionState(into buffer: Buffer, auction: Api.InputStarGiftAuction, version: Int32) {
         buffer.appendUInt32(0x5c9ff4d6)
         auction.serialize(buffer, true)
@@ -3226,6 +3260,7 @@ extension Api.functions.stickers {
     /// `stickers.replaceSticker#4696459a sticker:InputDocument new_sticker:InputStickerSetItem = messages.StickerSet;`
     ///
     /// <https://core.telegram.org/method/stickers.replaceSticker>
+    @_optimize(none)
     public static func replaceSticker(sticker: Api.InputDocument, newSticker: Api.InputStickerSetItem) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         replaceSticker(into: buffer, sticker: sticker, newSticker: newSticker)
@@ -3233,7 +3268,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.replaceSticker` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func replaceSticker(into buffer: Buffer, sticker: Api.InputDocument, newSticker: Api.InputStickerSetItem) {
         buffer.appendUInt32(0x4696459a)
         sticker.serialize(buffer, true)
@@ -3245,6 +3280,7 @@ extension Api.functions.phone {
     /// `phone.getGroupCallJoinAs#ef7c213a peer:InputPeer = phone.JoinAsPeers;`
     ///
     /// <https://core.telegram.org/method/phone.getGroupCallJoinAs>
+    @_optimize(none)
     public static func getGroupCallJoinAs(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.JoinAsPeers>) {
         let buffer = Buffer()
         getGroupCallJoinAs(into: buffer, peer: peer)
@@ -3252,7 +3288,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupCallJoinAs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getGroupCallJoinAs(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0xef7c213a)
         peer.serialize(buffer, true)
@@ -3263,6 +3299,7 @@ extension Api.functions.stats {
     /// `stats.getStoryStats#374fef40 flags:# dark:flags.0?true peer:InputPeer id:int = stats.StoryStats;`
     ///
     /// <https://core.telegram.org/method/stats.getStoryStats>
+    @_optimize(none)
     public static func getStoryStats(dark: Bool = false, peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.StoryStats>) {
         let buffer = Buffer()
         getStoryStats(into: buffer, dark: dark, peer: peer, id: id)
@@ -3270,7 +3307,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getStoryStats` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStoryStats(into buffer: Buffer, dark: Bool = false, peer: Api.InputPeer, id: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -3287,6 +3324,7 @@ extension Api.functions.chatlists {
     /// `chatlists.joinChatlistUpdates#e089f8f5 chatlist:InputChatlist peers:Vector<InputPeer> = Updates;`
     ///
     /// <https://core.telegram.org/method/chatlists.joinChatlistUpdates>
+    @_optimize(none)
     public static func joinChatlistUpdates(chatlist: Api.InputChatlist, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         joinChatlistUpdates(into: buffer, chatlist: chatlist, peers: peers)
@@ -3294,7 +3332,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.joinChatlistUpdates` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func joinChatlistUpdates(into buffer: Buffer, chatlist: Api.InputChatlist, peers: [Api.InputPeer]) {
         buffer.appendUInt32(0xe089f8f5)
         chatlist.serialize(buffer, true)
@@ -3306,6 +3344,7 @@ extension Api.functions.stories {
     /// `stories.getChatsToSend#a56a8b60 = messages.Chats;`
     ///
     /// <https://core.telegram.org/method/stories.getChatsToSend>
+    @_optimize(none)
     public static func getChatsToSend() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getChatsToSend(into: buffer)
@@ -3313,7 +3352,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getChatsToSend` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getChatsToSend(into buffer: Buffer) {
         buffer.appendUInt32(0xa56a8b60)
     }
@@ -3323,6 +3362,7 @@ extension Api.functions.smsjobs {
     /// `smsjobs.updateSettings#093fa0bf flags:# allow_international:flags.0?true = Bool;`
     ///
     /// <https://core.telegram.org/method/smsjobs.updateSettings>
+    @_optimize(none)
     public static func updateSettings(allowInternational: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateSettings(into: buffer, allowInternational: allowInternational)
@@ -3330,7 +3370,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.updateSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateSettings(into buffer: Buffer, allowInternational: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: allowInternational)
@@ -3345,6 +3385,7 @@ extension Api.functions.smsjobs {
     /// `smsjobs.getStatus#10a698e8 = smsjobs.Status;`
     ///
     /// <https://core.telegram.org/method/smsjobs.getStatus>
+    @_optimize(none)
     public static func getStatus() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.smsjobs.Status>) {
         let buffer = Buffer()
         getStatus(into: buffer)
@@ -3352,7 +3393,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.getStatus` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStatus(into buffer: Buffer) {
         buffer.appendUInt32(0x10a698e8)
     }

@@ -10,7 +10,7 @@ extension Api {
     /// - `inputDocument#1abfb575 id:long access_hash:long file_reference:bytes = InputDocument;`
     ///
     /// <https://core.telegram.org/type/InputDocument>
-    public enum InputDocument: TLSchemaDescribed, TLParsable {
+    public enum InputDocument: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputDocumentEmpty#72f0eaae = InputDocument;`
         ///
         /// <https://core.telegram.org/constructor/inputDocumentEmpty>
@@ -93,7 +93,7 @@ extension Api {
     /// - `inlineBotSwitchPM#3c20629f text:string start_param:string = InlineBotSwitchPM;`
     ///
     /// <https://core.telegram.org/type/InlineBotSwitchPM>
-    public enum InlineBotSwitchPM: TLSchemaDescribed, TLParsable {
+    public enum InlineBotSwitchPM: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inlineBotSwitchPM#3c20629f text:string start_param:string = InlineBotSwitchPM;`
         ///
         /// <https://core.telegram.org/constructor/inlineBotSwitchPM>
@@ -158,7 +158,7 @@ extension Api {
     /// - `pollResults#ba7bb15e flags:# min:flags.0?true has_unread_votes:flags.6?true can_view_stats:flags.7?true results:flags.1?Vector<PollAnswerVoters> total_voters:flags.2?int recent_voters:flags.3?Vector<Peer> solution:flags.4?string solution_entities:flags.4?Vector<MessageEntity> solution_media:flags.5?MessageMedia = PollResults;`
     ///
     /// <https://core.telegram.org/type/PollResults>
-    public enum PollResults: TLSchemaDescribed, TLParsable {
+    public enum PollResults: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `pollResults#ba7bb15e flags:# min:flags.0?true has_unread_votes:flags.6?true can_view_stats:flags.7?true results:flags.1?Vector<PollAnswerVoters> total_voters:flags.2?int recent_voters:flags.3?Vector<Peer> solution:flags.4?string solution_entities:flags.4?Vector<MessageEntity> solution_media:flags.5?MessageMedia = PollResults;`
         ///
         /// <https://core.telegram.org/constructor/pollResults>
@@ -180,6 +180,7 @@ extension Api {
             public var hasUnreadVotes: Bool { tlFlagIsSet(flags, 0x40) }
             public var canViewStats: Bool { tlFlagIsSet(flags, 0x80) }
 
+            @_optimize(none)
             public init(min: Bool = false, hasUnreadVotes: Bool = false, canViewStats: Bool = false, results: [Api.PollAnswerVoters]? = nil, totalVoters: Int32? = nil, recentVoters: [Api.Peer]? = nil, solution: String? = nil, solutionEntities: [Api.MessageEntity]? = nil, solutionMedia: Api.MessageMedia? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: min)
@@ -308,7 +309,7 @@ extension Api {
     /// - `webPageAttributeAiComposeTone#7781fe18 emoji_id:long = WebPageAttribute;`
     ///
     /// <https://core.telegram.org/type/WebPageAttribute>
-    public enum WebPageAttribute: TLSchemaDescribed, TLParsable {
+    public enum WebPageAttribute: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `webPageAttributeTheme#54b56617 flags:# documents:flags.0?Vector<Document> settings:flags.1?ThemeSettings = WebPageAttribute;`
         ///
         /// <https://core.telegram.org/constructor/webPageAttributeTheme>
@@ -347,6 +348,7 @@ extension Api {
             public let documents: [Api.Document]?
             public let settings: Api.ThemeSettings?
 
+            @_optimize(none)
             public init(documents: [Api.Document]? = nil, settings: Api.ThemeSettings? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: documents != nil)
@@ -373,6 +375,7 @@ extension Api {
             public let id: Int32
             public let story: Api.StoryItem?
 
+            @_optimize(none)
             public init(peer: Api.Peer, id: Int32, story: Api.StoryItem? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: story != nil)
@@ -400,6 +403,7 @@ extension Api {
             public var emojis: Bool { tlFlagIsSet(flags, 0x1) }
             public var textColor: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(emojis: Bool = false, textColor: Bool = false, stickers: [Api.Document]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: emojis)
@@ -633,7 +637,7 @@ extension Api.messages {
     /// - `messages.exportedChatInvites#bdc62dcc count:int invites:Vector<ExportedChatInvite> users:Vector<User> = messages.ExportedChatInvites;`
     ///
     /// <https://core.telegram.org/type/messages.ExportedChatInvites>
-    public enum ExportedChatInvites: TLSchemaDescribed, TLParsable {
+    public enum ExportedChatInvites: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.exportedChatInvites#bdc62dcc count:int invites:Vector<ExportedChatInvite> users:Vector<User> = messages.ExportedChatInvites;`
         ///
         /// <https://core.telegram.org/constructor/messages.exportedChatInvites>
@@ -705,7 +709,7 @@ extension Api {
     /// - `defaultHistoryTTL#43b46b20 period:int = DefaultHistoryTTL;`
     ///
     /// <https://core.telegram.org/type/DefaultHistoryTTL>
-    public enum DefaultHistoryTTL: TLSchemaDescribed, TLParsable {
+    public enum DefaultHistoryTTL: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `defaultHistoryTTL#43b46b20 period:int = DefaultHistoryTTL;`
         ///
         /// <https://core.telegram.org/constructor/defaultHistoryTTL>
@@ -766,7 +770,7 @@ extension Api.messages {
     /// - `messages.webPage#fd5e12bd webpage:WebPage chats:Vector<Chat> users:Vector<User> = messages.WebPage;`
     ///
     /// <https://core.telegram.org/type/messages.WebPage>
-    public enum WebPage: TLSchemaDescribed, TLParsable {
+    public enum WebPage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.webPage#fd5e12bd webpage:WebPage chats:Vector<Chat> users:Vector<User> = messages.WebPage;`
         ///
         /// <https://core.telegram.org/constructor/messages.webPage>
@@ -836,7 +840,7 @@ extension Api {
     /// - `todoItem#cba9a52f id:int title:TextWithEntities = TodoItem;`
     ///
     /// <https://core.telegram.org/type/TodoItem>
-    public enum TodoItem: TLSchemaDescribed, TLParsable {
+    public enum TodoItem: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `todoItem#cba9a52f id:int title:TextWithEntities = TodoItem;`
         ///
         /// <https://core.telegram.org/constructor/todoItem>
@@ -903,7 +907,7 @@ extension Api.messages {
     /// - `messages.composedMessageWithAI#90d7adfa flags:# result_text:TextWithEntities diff_text:flags.0?TextWithEntities = messages.ComposedMessageWithAI;`
     ///
     /// <https://core.telegram.org/type/messages.ComposedMessageWithAI>
-    public enum ComposedMessageWithAI: TLSchemaDescribed, TLParsable {
+    public enum ComposedMessageWithAI: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.composedMessageWithAI#90d7adfa flags:# result_text:TextWithEntities diff_text:flags.0?TextWithEntities = messages.ComposedMessageWithAI;`
         ///
         /// <https://core.telegram.org/constructor/messages.composedMessageWithAI>
@@ -918,6 +922,7 @@ extension Api.messages {
             public let resultText: Api.TextWithEntities
             public let diffText: Api.TextWithEntities?
 
+            @_optimize(none)
             public init(resultText: Api.TextWithEntities, diffText: Api.TextWithEntities? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: diffText != nil)
@@ -989,7 +994,7 @@ extension Api.aicompose {
     /// - `aicompose.tones#6c9d0efe hash:long tones:Vector<AiComposeTone> users:Vector<User> = aicompose.Tones;`
     ///
     /// <https://core.telegram.org/type/aicompose.Tones>
-    public enum Tones: TLSchemaDescribed, TLParsable {
+    public enum Tones: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `aicompose.tonesNotModified#c1f46103 = aicompose.Tones;`
         ///
         /// <https://core.telegram.org/constructor/aicompose.tonesNotModified>
@@ -1071,6 +1076,7 @@ extension Api.functions.auth {
     /// `auth.finishPasskeyLogin#9857ad07 flags:# credential:InputPasskeyCredential from_dc_id:flags.0?int from_auth_key_id:flags.0?long = auth.Authorization;`
     ///
     /// <https://core.telegram.org/method/auth.finishPasskeyLogin>
+    @_optimize(none)
     public static func finishPasskeyLogin(credential: Api.InputPasskeyCredential, fromDcId: Int32? = nil, fromAuthKeyId: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         finishPasskeyLogin(into: buffer, credential: credential, fromDcId: fromDcId, fromAuthKeyId: fromAuthKeyId)
@@ -1078,7 +1084,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.finishPasskeyLogin` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func finishPasskeyLogin(into buffer: Buffer, credential: Api.InputPasskeyCredential, fromDcId: Int32? = nil, fromAuthKeyId: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: fromDcId != nil && fromAuthKeyId != nil)
@@ -1102,6 +1108,7 @@ extension Api.functions.account {
     /// `account.updateBusinessGreetingMessage#66cdafc4 flags:# message:flags.0?InputBusinessGreetingMessage = Bool;`
     ///
     /// <https://core.telegram.org/method/account.updateBusinessGreetingMessage>
+    @_optimize(none)
     public static func updateBusinessGreetingMessage(message: Api.InputBusinessGreetingMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateBusinessGreetingMessage(into: buffer, message: message)
@@ -1109,7 +1116,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessGreetingMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateBusinessGreetingMessage(into buffer: Buffer, message: Api.InputBusinessGreetingMessage? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: message != nil)
@@ -1125,6 +1132,7 @@ extension Api.functions.account {
     /// `account.getWebBrowserSettings#56655768 hash:long = account.WebBrowserSettings;`
     ///
     /// <https://core.telegram.org/method/account.getWebBrowserSettings>
+    @_optimize(none)
     public static func getWebBrowserSettings(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebBrowserSettings>) {
         let buffer = Buffer()
         getWebBrowserSettings(into: buffer, hash: hash)
@@ -1132,7 +1140,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getWebBrowserSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getWebBrowserSettings(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x56655768)
@@ -1145,6 +1153,7 @@ extension Api.functions.contacts {
     /// `contacts.block#2e2e8734 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/contacts.block>
+    @_optimize(none)
     public static func block(myStoriesFrom: Bool = false, id: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         block(into: buffer, myStoriesFrom: myStoriesFrom, id: id)
@@ -1152,7 +1161,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.block` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func block(into buffer: Buffer, myStoriesFrom: Bool = false, id: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: myStoriesFrom)
@@ -1168,6 +1177,7 @@ extension Api.functions.contacts {
     /// `contacts.exportContactToken#f8654027 = ExportedContactToken;`
     ///
     /// <https://core.telegram.org/method/contacts.exportContactToken>
+    @_optimize(none)
     public static func exportContactToken() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedContactToken>) {
         let buffer = Buffer()
         exportContactToken(into: buffer)
@@ -1175,7 +1185,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.exportContactToken` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func exportContactToken(into buffer: Buffer) {
         buffer.appendUInt32(0xf8654027)
     }
@@ -1185,6 +1195,7 @@ extension Api.functions.messages {
     /// `messages.requestEncryption#f64daf43 user_id:InputUser random_id:int g_a:bytes = EncryptedChat;`
     ///
     /// <https://core.telegram.org/method/messages.requestEncryption>
+    @_optimize(none)
     public static func requestEncryption(userId: Api.InputUser, randomId: Int32, gA: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EncryptedChat>) {
         let buffer = Buffer()
         requestEncryption(into: buffer, userId: userId, randomId: randomId, gA: gA)
@@ -1192,7 +1203,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestEncryption` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func requestEncryption(into buffer: Buffer, userId: Api.InputUser, randomId: Int32, gA: [UInt8]) {
         buffer.appendUInt32(0xf64daf43)
         userId.serialize(buffer, true)
@@ -1205,6 +1216,7 @@ extension Api.functions.messages {
     /// `messages.getReplies#22ddd30c peer:InputPeer msg_id:int offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.getReplies>
+    @_optimize(none)
     public static func getReplies(peer: Api.InputPeer, msgId: Int32, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getReplies(into: buffer, peer: peer, msgId: msgId, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
@@ -1212,7 +1224,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getReplies` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getReplies(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
         buffer.appendUInt32(0x22ddd30c)
         peer.serialize(buffer, true)
@@ -1233,6 +1245,7 @@ extension Api.functions.messages {
     /// `messages.getMessagesReactions#8bba90e6 peer:InputPeer id:Vector<int> = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.getMessagesReactions>
+    @_optimize(none)
     public static func getMessagesReactions(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getMessagesReactions(into: buffer, peer: peer, id: id)
@@ -1240,7 +1253,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMessagesReactions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMessagesReactions(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x8bba90e6)
         peer.serialize(buffer, true)
@@ -1252,6 +1265,7 @@ extension Api.functions.messages {
     /// `messages.readReactions#9ec44f93 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;`
     ///
     /// <https://core.telegram.org/method/messages.readReactions>
+    @_optimize(none)
     public static func readReactions(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         readReactions(into: buffer, peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId)
@@ -1259,7 +1273,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readReactions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func readReactions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -1280,6 +1294,7 @@ extension Api.functions.messages {
     /// `messages.getEmojiStatusGroups#2ecd56cd hash:int = messages.EmojiGroups;`
     ///
     /// <https://core.telegram.org/method/messages.getEmojiStatusGroups>
+    @_optimize(none)
     public static func getEmojiStatusGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
         let buffer = Buffer()
         getEmojiStatusGroups(into: buffer, hash: hash)
@@ -1287,7 +1302,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiStatusGroups` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getEmojiStatusGroups(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x2ecd56cd)
@@ -1300,6 +1315,7 @@ extension Api.functions.messages {
     /// `messages.togglePeerTranslations#e47cb579 flags:# disabled:flags.0?true peer:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.togglePeerTranslations>
+    @_optimize(none)
     public static func togglePeerTranslations(disabled: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePeerTranslations(into: buffer, disabled: disabled, peer: peer)
@@ -1307,7 +1323,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.togglePeerTranslations` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func togglePeerTranslations(into buffer: Buffer, disabled: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: disabled)
@@ -1323,6 +1339,7 @@ extension Api.functions.messages {
     /// `messages.deletePollAnswer#ac8505a5 peer:InputPeer msg_id:int option:bytes = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.deletePollAnswer>
+    @_optimize(none)
     public static func deletePollAnswer(peer: Api.InputPeer, msgId: Int32, option: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deletePollAnswer(into: buffer, peer: peer, msgId: msgId, option: option)
@@ -1330,7 +1347,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deletePollAnswer` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deletePollAnswer(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, option: [UInt8]) {
         buffer.appendUInt32(0xac8505a5)
         peer.serialize(buffer, true)
@@ -1343,6 +1360,7 @@ extension Api.functions.help {
     /// `help.getAppConfig#61e3f854 hash:int = help.AppConfig;`
     ///
     /// <https://core.telegram.org/method/help.getAppConfig>
+    @_optimize(none)
     public static func getAppConfig(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.AppConfig>) {
         let buffer = Buffer()
         getAppConfig(into: buffer, hash: hash)
@@ -1350,7 +1368,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getAppConfig` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAppConfig(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x61e3f854)
@@ -1363,6 +1381,7 @@ extension Api.functions.channels {
     /// `channels.getChannels#0a7f6bbb id:Vector<InputChannel> = messages.Chats;`
     ///
     /// <https://core.telegram.org/method/channels.getChannels>
+    @_optimize(none)
     public static func getChannels(id: [Api.InputChannel]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getChannels(into: buffer, id: id)
@@ -1370,7 +1389,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getChannels` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getChannels(into buffer: Buffer, id: [Api.InputChannel]) {
         buffer.appendUInt32(0x0a7f6bbb)
         buffer.appendVector(id, boxed: true)
@@ -1381,6 +1400,7 @@ extension Api.functions.channels {
     /// `channels.editBanned#96e6cd81 channel:InputChannel participant:InputPeer banned_rights:ChatBannedRights = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.editBanned>
+    @_optimize(none)
     public static func editBanned(channel: Api.InputChannel, participant: Api.InputPeer, bannedRights: Api.ChatBannedRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editBanned(into: buffer, channel: channel, participant: participant, bannedRights: bannedRights)
@@ -1388,7 +1408,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.editBanned` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editBanned(into buffer: Buffer, channel: Api.InputChannel, participant: Api.InputPeer, bannedRights: Api.ChatBannedRights) {
         buffer.appendUInt32(0x96e6cd81)
         channel.serialize(buffer, true)
@@ -1401,6 +1421,7 @@ extension Api.functions.bots {
     /// `bots.setBotMenuButton#4504d54f user_id:InputUser button:BotMenuButton = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.setBotMenuButton>
+    @_optimize(none)
     public static func setBotMenuButton(userId: Api.InputUser, button: Api.BotMenuButton) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotMenuButton(into: buffer, userId: userId, button: button)
@@ -1408,7 +1429,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setBotMenuButton` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setBotMenuButton(into buffer: Buffer, userId: Api.InputUser, button: Api.BotMenuButton) {
         buffer.appendUInt32(0x4504d54f)
         userId.serialize(buffer, true)
@@ -1420,6 +1441,7 @@ extension Api.functions.bots {
     /// `bots.allowSendMessage#f132e3ef bot:InputUser = Updates;`
     ///
     /// <https://core.telegram.org/method/bots.allowSendMessage>
+    @_optimize(none)
     public static func allowSendMessage(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         allowSendMessage(into: buffer, bot: bot)
@@ -1427,7 +1449,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.allowSendMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func allowSendMessage(into buffer: Buffer, bot: Api.InputUser) {
         buffer.appendUInt32(0xf132e3ef)
         bot.serialize(buffer, true)
@@ -1438,6 +1460,7 @@ extension Api.functions.payments {
     /// `payments.checkGiftCode#8e51b4c1 slug:string = payments.CheckedGiftCode;`
     ///
     /// <https://core.telegram.org/method/payments.checkGiftCode>
+    @_optimize(none)
     public static func checkGiftCode(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.CheckedGiftCode>) {
         let buffer = Buffer()
         checkGiftCode(into: buffer, slug: slug)
@@ -1445,7 +1468,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.checkGiftCode` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkGiftCode(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0x8e51b4c1)
         buffer.appendTLString(slug)
@@ -1456,6 +1479,7 @@ extension Api.functions.payments {
     /// `payments.applyGiftCode#f6e26854 slug:string = Updates;`
     ///
     /// <https://core.telegram.org/method/payments.applyGiftCode>
+    @_optimize(none)
     public static func applyGiftCode(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         applyGiftCode(into: buffer, slug: slug)
@@ -1463,7 +1487,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.applyGiftCode` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func applyGiftCode(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0xf6e26854)
         buffer.appendTLString(slug)
@@ -1474,6 +1498,7 @@ extension Api.functions.payments {
     /// `payments.botCancelStarsSubscription#6dfa0622 flags:# restore:flags.0?true user_id:InputUser charge_id:string = Bool;`
     ///
     /// <https://core.telegram.org/method/payments.botCancelStarsSubscription>
+    @_optimize(none)
     public static func botCancelStarsSubscription(restore: Bool = false, userId: Api.InputUser, chargeId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         botCancelStarsSubscription(into: buffer, restore: restore, userId: userId, chargeId: chargeId)
@@ -1481,7 +1506,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.botCancelStarsSubscription` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func botCancelStarsSubscription(into buffer: Buffer, restore: Bool = false, userId: Api.InputUser, chargeId: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: restore)
@@ -1498,6 +1523,7 @@ extension Api.functions.payments {
     /// `payments.deleteStarGiftCollection#ad5648e8 peer:InputPeer collection_id:int = Bool;`
     ///
     /// <https://core.telegram.org/method/payments.deleteStarGiftCollection>
+    @_optimize(none)
     public static func deleteStarGiftCollection(peer: Api.InputPeer, collectionId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteStarGiftCollection(into: buffer, peer: peer, collectionId: collectionId)
@@ -1505,7 +1531,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.deleteStarGiftCollection` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteStarGiftCollection(into buffer: Buffer, peer: Api.InputPeer, collectionId: Int32) {
         buffer.appendUInt32(0xad5648e8)
         peer.serialize(buffer, true)
@@ -1517,6 +1543,7 @@ extension Api.functions.phone {
     /// `phone.inviteConferenceCallParticipant#bcf22685 flags:# video:flags.0?true call:InputGroupCall user_id:InputUser = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.inviteConferenceCallParticipant>
+    @_optimize(none)
     public static func inviteConferenceCallParticipant(video: Bool = false, call: Api.InputGroupCall, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         inviteConferenceCallParticipant(into: buffer, video: video, call: call, userId: userId)
@@ -1524,7 +1551,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.inviteConferenceCallParticipant` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func inviteConferenceCallParticipant(into buffer: Buffer, video: Bool = false, call: Api.InputGroupCall, userId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: video)
@@ -1541,6 +1568,7 @@ extension Api.functions.chatlists {
     /// `chatlists.exportChatlistInvite#8472478e chatlist:InputChatlist title:string peers:Vector<InputPeer> = chatlists.ExportedChatlistInvite;`
     ///
     /// <https://core.telegram.org/method/chatlists.exportChatlistInvite>
+    @_optimize(none)
     public static func exportChatlistInvite(chatlist: Api.InputChatlist, title: String, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ExportedChatlistInvite>) {
         let buffer = Buffer()
         exportChatlistInvite(into: buffer, chatlist: chatlist, title: title, peers: peers)
@@ -1548,7 +1576,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.exportChatlistInvite` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func exportChatlistInvite(into buffer: Buffer, chatlist: Api.InputChatlist, title: String, peers: [Api.InputPeer]) {
         buffer.appendUInt32(0x8472478e)
         chatlist.serialize(buffer, true)
@@ -1561,6 +1589,7 @@ extension Api.functions.stories {
     /// `stories.editStory#2c63a72b flags:# peer:InputPeer id:int media:flags.0?InputMedia media_areas:flags.3?Vector<MediaArea> caption:flags.1?string entities:flags.1?Vector<MessageEntity> privacy_rules:flags.2?Vector<InputPrivacyRule> music:flags.4?InputDocument = Updates;`
     ///
     /// <https://core.telegram.org/method/stories.editStory>
+    @_optimize(none)
     public static func editStory(peer: Api.InputPeer, id: Int32, media: Api.InputMedia? = nil, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule]? = nil, music: Api.InputDocument? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editStory(into: buffer, peer: peer, id: id, media: media, mediaAreas: mediaAreas, caption: caption, entities: entities, privacyRules: privacyRules, music: music)
@@ -1568,7 +1597,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.editStory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editStory(into buffer: Buffer, peer: Api.InputPeer, id: Int32, media: Api.InputMedia? = nil, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule]? = nil, music: Api.InputDocument? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: media != nil)

@@ -26,7 +26,7 @@ extension Api {
     /// - `inputMessagesFilterPoll#fa2bc90a = MessagesFilter;`
     ///
     /// <https://core.telegram.org/type/MessagesFilter>
-    public enum MessagesFilter: TLSchemaDescribed, TLParsable {
+    public enum MessagesFilter: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputMessagesFilterEmpty#57e2f66c = MessagesFilter;`
         ///
         /// <https://core.telegram.org/constructor/inputMessagesFilterEmpty>
@@ -108,6 +108,7 @@ extension Api {
             public let flags: Int32
             public var missed: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(missed: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: missed)
@@ -286,7 +287,7 @@ extension Api {
     /// - `inputEncryptedFileBigUploaded#2dc173c8 id:long parts:int key_fingerprint:int = InputEncryptedFile;`
     ///
     /// <https://core.telegram.org/type/InputEncryptedFile>
-    public enum InputEncryptedFile: TLSchemaDescribed, TLParsable {
+    public enum InputEncryptedFile: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputEncryptedFileEmpty#1837c364 = InputEncryptedFile;`
         ///
         /// <https://core.telegram.org/constructor/inputEncryptedFileEmpty>
@@ -453,7 +454,7 @@ extension Api {
     /// - `botCommand#9852d6d2 flags:# ephemeral:flags.0?true command:string description:string = BotCommand;`
     ///
     /// <https://core.telegram.org/type/BotCommand>
-    public enum BotCommand: TLSchemaDescribed, TLParsable {
+    public enum BotCommand: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `botCommand#9852d6d2 flags:# ephemeral:flags.0?true command:string description:string = BotCommand;`
         ///
         /// <https://core.telegram.org/constructor/botCommand>
@@ -469,6 +470,7 @@ extension Api {
             public let description: String
             public var ephemeral: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(ephemeral: Bool = false, command: String, description: String) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: ephemeral)
@@ -560,7 +562,7 @@ extension Api {
     /// - `messageEntityDiffDelete#0652c1c5 offset:int length:int = MessageEntity;`
     ///
     /// <https://core.telegram.org/type/MessageEntity>
-    public enum MessageEntity: TLSchemaDescribed, TLParsable {
+    public enum MessageEntity: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messageEntityUnknown#bb92ba95 offset:int length:int = MessageEntity;`
         ///
         /// <https://core.telegram.org/constructor/messageEntityUnknown>
@@ -942,6 +944,7 @@ extension Api {
             public let length: Int32
             public var collapsed: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(collapsed: Bool = false, offset: Int32, length: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: collapsed)
@@ -973,6 +976,7 @@ extension Api {
             public var longDate: Bool { tlFlagIsSet(flags, 0x10) }
             public var dayOfWeek: Bool { tlFlagIsSet(flags, 0x20) }
 
+            @_optimize(none)
             public init(relative: Bool = false, shortTime: Bool = false, longTime: Bool = false, shortDate: Bool = false, longDate: Bool = false, dayOfWeek: Bool = false, offset: Int32, length: Int32, date: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: relative)
@@ -1594,7 +1598,7 @@ extension Api.messages {
     /// - `messages.savedGifs#84a02a0d hash:long gifs:Vector<Document> = messages.SavedGifs;`
     ///
     /// <https://core.telegram.org/type/messages.SavedGifs>
-    public enum SavedGifs: TLSchemaDescribed, TLParsable {
+    public enum SavedGifs: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.savedGifsNotModified#e8025ca2 = messages.SavedGifs;`
         ///
         /// <https://core.telegram.org/constructor/messages.savedGifsNotModified>
@@ -1672,7 +1676,7 @@ extension Api {
     /// - `statsGroupTopInviter#535f779d user_id:long invitations:int = StatsGroupTopInviter;`
     ///
     /// <https://core.telegram.org/type/StatsGroupTopInviter>
-    public enum StatsGroupTopInviter: TLSchemaDescribed, TLParsable {
+    public enum StatsGroupTopInviter: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `statsGroupTopInviter#535f779d user_id:long invitations:int = StatsGroupTopInviter;`
         ///
         /// <https://core.telegram.org/constructor/statsGroupTopInviter>
@@ -1741,7 +1745,7 @@ extension Api {
     /// - `requirementToContactPaidMessages#b4f67e93 stars_amount:long = RequirementToContact;`
     ///
     /// <https://core.telegram.org/type/RequirementToContact>
-    public enum RequirementToContact: TLSchemaDescribed, TLParsable {
+    public enum RequirementToContact: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `requirementToContactEmpty#050a9839 = RequirementToContact;`
         ///
         /// <https://core.telegram.org/constructor/requirementToContactEmpty>
@@ -1824,7 +1828,7 @@ extension Api {
     /// - `todoCompletion#221bb5e4 id:int completed_by:Peer date:int = TodoCompletion;`
     ///
     /// <https://core.telegram.org/type/TodoCompletion>
-    public enum TodoCompletion: TLSchemaDescribed, TLParsable {
+    public enum TodoCompletion: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `todoCompletion#221bb5e4 id:int completed_by:Peer date:int = TodoCompletion;`
         ///
         /// <https://core.telegram.org/constructor/todoCompletion>
@@ -1896,7 +1900,7 @@ extension Api.phone {
     /// - `phone.groupCallStars#9d1dbd26 total_stars:long top_donors:Vector<GroupCallDonor> chats:Vector<Chat> users:Vector<User> = phone.GroupCallStars;`
     ///
     /// <https://core.telegram.org/type/phone.GroupCallStars>
-    public enum GroupCallStars: TLSchemaDescribed, TLParsable {
+    public enum GroupCallStars: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `phone.groupCallStars#9d1dbd26 total_stars:long top_donors:Vector<GroupCallDonor> chats:Vector<Chat> users:Vector<User> = phone.GroupCallStars;`
         ///
         /// <https://core.telegram.org/constructor/phone.groupCallStars>
@@ -1973,7 +1977,7 @@ extension Api {
     /// - `starGiftActiveAuctionState#d31bc45d gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState = StarGiftActiveAuctionState;`
     ///
     /// <https://core.telegram.org/type/StarGiftActiveAuctionState>
-    public enum StarGiftActiveAuctionState: TLSchemaDescribed, TLParsable {
+    public enum StarGiftActiveAuctionState: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starGiftActiveAuctionState#d31bc45d gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState = StarGiftActiveAuctionState;`
         ///
         /// <https://core.telegram.org/constructor/starGiftActiveAuctionState>
@@ -2044,7 +2048,7 @@ extension Api.messages {
     /// - `messages.emojiGameDiceInfo#44e56023 flags:# game_hash:string prev_stake:long current_streak:int params:Vector<int> plays_left:flags.0?int = messages.EmojiGameInfo;`
     ///
     /// <https://core.telegram.org/type/messages.EmojiGameInfo>
-    public enum EmojiGameInfo: TLSchemaDescribed, TLParsable {
+    public enum EmojiGameInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.emojiGameUnavailable#59e65335 = messages.EmojiGameInfo;`
         ///
         /// <https://core.telegram.org/constructor/messages.emojiGameUnavailable>
@@ -2066,6 +2070,7 @@ extension Api.messages {
             public let params: [Int32]
             public let playsLeft: Int32?
 
+            @_optimize(none)
             public init(gameHash: String, prevStake: Int64, currentStreak: Int32, params: [Int32], playsLeft: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: playsLeft != nil)
@@ -2165,7 +2170,7 @@ extension Api {
     /// - `inputAiComposeToneSingleUse#0e0c35af custom_prompt:string = InputAiComposeTone;`
     ///
     /// <https://core.telegram.org/type/InputAiComposeTone>
-    public enum InputAiComposeTone: TLSchemaDescribed, TLParsable {
+    public enum InputAiComposeTone: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputAiComposeToneDefault#1fe9a9bf tone:string = InputAiComposeTone;`
         ///
         /// <https://core.telegram.org/constructor/inputAiComposeToneDefault>
@@ -2318,6 +2323,7 @@ extension Api.functions.auth {
     /// `auth.exportAuthorization#e5bfffcd dc_id:int = auth.ExportedAuthorization;`
     ///
     /// <https://core.telegram.org/method/auth.exportAuthorization>
+    @_optimize(none)
     public static func exportAuthorization(dcId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.ExportedAuthorization>) {
         let buffer = Buffer()
         exportAuthorization(into: buffer, dcId: dcId)
@@ -2325,7 +2331,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.exportAuthorization` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func exportAuthorization(into buffer: Buffer, dcId: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xe5bfffcd)
@@ -2338,6 +2344,7 @@ extension Api.functions.auth {
     /// `auth.importBotAuthorization#67a3ff2c flags:int api_id:int api_hash:string bot_auth_token:string = auth.Authorization;`
     ///
     /// <https://core.telegram.org/method/auth.importBotAuthorization>
+    @_optimize(none)
     public static func importBotAuthorization(flags: Int32, apiId: Int32, apiHash: String, botAuthToken: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         importBotAuthorization(into: buffer, flags: flags, apiId: apiId, apiHash: apiHash, botAuthToken: botAuthToken)
@@ -2345,7 +2352,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.importBotAuthorization` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func importBotAuthorization(into buffer: Buffer, flags: Int32, apiId: Int32, apiHash: String, botAuthToken: String) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x67a3ff2c)
@@ -2361,6 +2368,7 @@ extension Api.functions.auth {
     /// `auth.importLoginToken#95ac5ce4 token:bytes = auth.LoginToken;`
     ///
     /// <https://core.telegram.org/method/auth.importLoginToken>
+    @_optimize(none)
     public static func importLoginToken(token: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.LoginToken>) {
         let buffer = Buffer()
         importLoginToken(into: buffer, token: token)
@@ -2368,7 +2376,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.importLoginToken` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func importLoginToken(into buffer: Buffer, token: [UInt8]) {
         buffer.appendUInt32(0x95ac5ce4)
         buffer.appendTLBytes(token)
@@ -2379,6 +2387,7 @@ extension Api.functions.account {
     /// `account.confirmPhone#5f2178c3 phone_code_hash:string phone_code:string = Bool;`
     ///
     /// <https://core.telegram.org/method/account.confirmPhone>
+    @_optimize(none)
     public static func confirmPhone(phoneCodeHash: String, phoneCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         confirmPhone(into: buffer, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode)
@@ -2386,7 +2395,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.confirmPhone` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func confirmPhone(into buffer: Buffer, phoneCodeHash: String, phoneCode: String) {
         buffer.appendUInt32(0x5f2178c3)
         buffer.appendTLString(phoneCodeHash)
@@ -2398,6 +2407,7 @@ extension Api.functions.account {
     /// `account.saveTheme#f257106c theme:InputTheme unsave:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/account.saveTheme>
+    @_optimize(none)
     public static func saveTheme(theme: Api.InputTheme, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveTheme(into: buffer, theme: theme, unsave: unsave)
@@ -2405,7 +2415,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveTheme` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveTheme(into buffer: Buffer, theme: Api.InputTheme, unsave: Bool) {
         buffer.appendUInt32(0xf257106c)
         theme.serialize(buffer, true)
@@ -2417,6 +2427,7 @@ extension Api.functions.account {
     /// `account.reorderUsernames#ef500eab order:Vector<string> = Bool;`
     ///
     /// <https://core.telegram.org/method/account.reorderUsernames>
+    @_optimize(none)
     public static func reorderUsernames(order: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderUsernames(into: buffer, order: order)
@@ -2424,7 +2435,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.reorderUsernames` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reorderUsernames(into buffer: Buffer, order: [String]) {
         buffer.appendUInt32(0xef500eab)
         buffer.appendVector(order, boxed: true)
@@ -2435,6 +2446,7 @@ extension Api.functions.account {
     /// `account.createBusinessChatLink#8851e68e link:InputBusinessChatLink = BusinessChatLink;`
     ///
     /// <https://core.telegram.org/method/account.createBusinessChatLink>
+    @_optimize(none)
     public static func createBusinessChatLink(link: Api.InputBusinessChatLink) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BusinessChatLink>) {
         let buffer = Buffer()
         createBusinessChatLink(into: buffer, link: link)
@@ -2442,7 +2454,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.createBusinessChatLink` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func createBusinessChatLink(into buffer: Buffer, link: Api.InputBusinessChatLink) {
         buffer.appendUInt32(0x8851e68e)
         link.serialize(buffer, true)
@@ -2453,6 +2465,7 @@ extension Api.functions.account {
     /// `account.toggleNoPaidMessagesException#fe2eda76 flags:# refund_charged:flags.0?true require_payment:flags.2?true parent_peer:flags.1?InputPeer user_id:InputUser = Bool;`
     ///
     /// <https://core.telegram.org/method/account.toggleNoPaidMessagesException>
+    @_optimize(none)
     public static func toggleNoPaidMessagesException(refundCharged: Bool = false, requirePayment: Bool = false, parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleNoPaidMessagesException(into: buffer, refundCharged: refundCharged, requirePayment: requirePayment, parentPeer: parentPeer, userId: userId)
@@ -2460,7 +2473,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.toggleNoPaidMessagesException` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleNoPaidMessagesException(into buffer: Buffer, refundCharged: Bool = false, requirePayment: Bool = false, parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: refundCharged)
@@ -2479,6 +2492,7 @@ extension Api.functions.contacts {
     /// `contacts.deleteContacts#096a0e00 id:Vector<InputUser> = Updates;`
     ///
     /// <https://core.telegram.org/method/contacts.deleteContacts>
+    @_optimize(none)
     public static func deleteContacts(id: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteContacts(into: buffer, id: id)
@@ -2486,7 +2500,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.deleteContacts` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteContacts(into buffer: Buffer, id: [Api.InputUser]) {
         buffer.appendUInt32(0x096a0e00)
         buffer.appendVector(id, boxed: true)
@@ -2497,6 +2511,7 @@ extension Api.functions.messages {
     /// `messages.saveRecentSticker#392718f8 flags:# attached:flags.0?true id:InputDocument unsave:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.saveRecentSticker>
+    @_optimize(none)
     public static func saveRecentSticker(attached: Bool = false, id: Api.InputDocument, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveRecentSticker(into: buffer, attached: attached, id: id, unsave: unsave)
@@ -2504,7 +2519,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.saveRecentSticker` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveRecentSticker(into buffer: Buffer, attached: Bool = false, id: Api.InputDocument, unsave: Bool) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: attached)
@@ -2521,6 +2536,7 @@ extension Api.functions.messages {
     /// `messages.getWebPage#8d9692a3 url:string hash:int = messages.WebPage;`
     ///
     /// <https://core.telegram.org/method/messages.getWebPage>
+    @_optimize(none)
     public static func getWebPage(url: String, hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.WebPage>) {
         let buffer = Buffer()
         getWebPage(into: buffer, url: url, hash: hash)
@@ -2528,7 +2544,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getWebPage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getWebPage(into buffer: Buffer, url: String, hash: Int32) {
         buffer.appendUInt32(0x8d9692a3)
         buffer.appendTLString(url)
@@ -2540,6 +2556,7 @@ extension Api.functions.messages {
     /// `messages.sendMultiMedia#1bf89d74 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo multi_media:Vector<InputSingleMedia> schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.sendMultiMedia>
+    @_optimize(none)
     public static func sendMultiMedia(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, multiMedia: [Api.InputSingleMedia], scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendMultiMedia(into: buffer, silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, multiMedia: multiMedia, scheduleDate: scheduleDate, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars)
@@ -2547,7 +2564,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendMultiMedia` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendMultiMedia(into buffer: Buffer, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, multiMedia: [Api.InputSingleMedia], scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x20, when: silent)
@@ -2590,6 +2607,7 @@ extension Api.functions.messages {
     /// `messages.deleteChat#5bd0ee50 chat_id:long = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.deleteChat>
+    @_optimize(none)
     public static func deleteChat(chatId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteChat(into: buffer, chatId: chatId)
@@ -2597,7 +2615,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteChat` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteChat(into buffer: Buffer, chatId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x5bd0ee50)
@@ -2610,6 +2628,7 @@ extension Api.functions.messages {
     /// `messages.getMessageReactionsList#461b3f48 flags:# peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = messages.MessageReactionsList;`
     ///
     /// <https://core.telegram.org/method/messages.getMessageReactionsList>
+    @_optimize(none)
     public static func getMessageReactionsList(peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageReactionsList>) {
         let buffer = Buffer()
         getMessageReactionsList(into: buffer, peer: peer, id: id, reaction: reaction, offset: offset, limit: limit)
@@ -2617,7 +2636,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMessageReactionsList` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMessageReactionsList(into buffer: Buffer, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reaction != nil)
@@ -2640,6 +2659,7 @@ extension Api.functions.messages {
     /// `messages.getSavedReactionTags#3637e05b flags:# peer:flags.0?InputPeer hash:long = messages.SavedReactionTags;`
     ///
     /// <https://core.telegram.org/method/messages.getSavedReactionTags>
+    @_optimize(none)
     public static func getSavedReactionTags(peer: Api.InputPeer? = nil, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedReactionTags>) {
         let buffer = Buffer()
         getSavedReactionTags(into: buffer, peer: peer, hash: hash)
@@ -2647,7 +2667,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSavedReactionTags` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSavedReactionTags(into buffer: Buffer, peer: Api.InputPeer? = nil, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: peer != nil)
@@ -2664,6 +2684,7 @@ extension Api.functions.messages {
     /// `messages.getQuickReplies#d483f2a8 hash:long = messages.QuickReplies;`
     ///
     /// <https://core.telegram.org/method/messages.getQuickReplies>
+    @_optimize(none)
     public static func getQuickReplies(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.QuickReplies>) {
         let buffer = Buffer()
         getQuickReplies(into: buffer, hash: hash)
@@ -2671,7 +2692,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getQuickReplies` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getQuickReplies(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xd483f2a8)
@@ -2684,6 +2705,7 @@ extension Api.functions.messages {
     /// `messages.getQuickReplyMessages#94a495c3 flags:# shortcut_id:int id:flags.0?Vector<int> hash:long = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.getQuickReplyMessages>
+    @_optimize(none)
     public static func getQuickReplyMessages(shortcutId: Int32, id: [Int32]? = nil, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getQuickReplyMessages(into: buffer, shortcutId: shortcutId, id: id, hash: hash)
@@ -2691,7 +2713,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getQuickReplyMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getQuickReplyMessages(into buffer: Buffer, shortcutId: Int32, id: [Int32]? = nil, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: id != nil)
@@ -2711,6 +2733,7 @@ extension Api.functions.messages {
     /// `messages.readSavedHistory#ba4a3b5b parent_peer:InputPeer peer:InputPeer max_id:int = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.readSavedHistory>
+    @_optimize(none)
     public static func readSavedHistory(parentPeer: Api.InputPeer, peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readSavedHistory(into: buffer, parentPeer: parentPeer, peer: peer, maxId: maxId)
@@ -2718,7 +2741,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readSavedHistory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func readSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer, peer: Api.InputPeer, maxId: Int32) {
         buffer.appendUInt32(0xba4a3b5b)
         parentPeer.serialize(buffer, true)
@@ -2731,6 +2754,7 @@ extension Api.functions.messages {
     /// `messages.getForumTopicsByID#af0a4a08 peer:InputPeer topics:Vector<int> = messages.ForumTopics;`
     ///
     /// <https://core.telegram.org/method/messages.getForumTopicsByID>
+    @_optimize(none)
     public static func getForumTopicsByID(peer: Api.InputPeer, topics: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ForumTopics>) {
         let buffer = Buffer()
         getForumTopicsByID(into: buffer, peer: peer, topics: topics)
@@ -2738,7 +2762,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getForumTopicsByID` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getForumTopicsByID(into buffer: Buffer, peer: Api.InputPeer, topics: [Int32]) {
         buffer.appendUInt32(0xaf0a4a08)
         peer.serialize(buffer, true)
@@ -2750,6 +2774,7 @@ extension Api.functions.messages {
     /// `messages.checkUrlAuthMatchCode#c9a47b0b url:string match_code:string = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.checkUrlAuthMatchCode>
+    @_optimize(none)
     public static func checkUrlAuthMatchCode(url: String, matchCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkUrlAuthMatchCode(into: buffer, url: url, matchCode: matchCode)
@@ -2757,7 +2782,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.checkUrlAuthMatchCode` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkUrlAuthMatchCode(into buffer: Buffer, url: String, matchCode: String) {
         buffer.appendUInt32(0xc9a47b0b)
         buffer.appendTLString(url)
@@ -2769,6 +2794,7 @@ extension Api.functions.updates {
     /// `updates.getDifference#19c2f763 flags:# pts:int pts_limit:flags.1?int pts_total_limit:flags.0?int date:int qts:int qts_limit:flags.2?int = updates.Difference;`
     ///
     /// <https://core.telegram.org/method/updates.getDifference>
+    @_optimize(none)
     public static func getDifference(pts: Int32, ptsLimit: Int32? = nil, ptsTotalLimit: Int32? = nil, date: Int32, qts: Int32, qtsLimit: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.updates.Difference>) {
         let buffer = Buffer()
         getDifference(into: buffer, pts: pts, ptsLimit: ptsLimit, ptsTotalLimit: ptsTotalLimit, date: date, qts: qts, qtsLimit: qtsLimit)
@@ -2776,7 +2802,7 @@ extension Api.functions.updates {
     }
 
     /// Writes `updates.getDifference` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDifference(into buffer: Buffer, pts: Int32, ptsLimit: Int32? = nil, ptsTotalLimit: Int32? = nil, date: Int32, qts: Int32, qtsLimit: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: ptsLimit != nil)
@@ -2805,6 +2831,7 @@ extension Api.functions.upload {
     /// `upload.saveFilePart#b304a621 file_id:long file_part:int bytes:bytes = Bool;`
     ///
     /// <https://core.telegram.org/method/upload.saveFilePart>
+    @_optimize(none)
     public static func saveFilePart(fileId: Int64, filePart: Int32, bytes: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveFilePart(into: buffer, fileId: fileId, filePart: filePart, bytes: bytes)
@@ -2812,7 +2839,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.saveFilePart` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveFilePart(into buffer: Buffer, fileId: Int64, filePart: Int32, bytes: [UInt8]) {
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0xb304a621)
@@ -2827,6 +2854,7 @@ extension Api.functions.bots {
     /// `bots.setBotBroadcastDefaultAdminRights#788464e1 admin_rights:ChatAdminRights = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.setBotBroadcastDefaultAdminRights>
+    @_optimize(none)
     public static func setBotBroadcastDefaultAdminRights(adminRights: Api.ChatAdminRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotBroadcastDefaultAdminRights(into: buffer, adminRights: adminRights)
@@ -2834,7 +2862,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setBotBroadcastDefaultAdminRights` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setBotBroadcastDefaultAdminRights(into buffer: Buffer, adminRights: Api.ChatAdminRights) {
         buffer.appendUInt32(0x788464e1)
         adminRights.serialize(buffer, true)
@@ -2845,6 +2873,7 @@ extension Api.functions.payments {
     /// `payments.getPaymentReceipt#2478d1cc peer:InputPeer msg_id:int = payments.PaymentReceipt;`
     ///
     /// <https://core.telegram.org/method/payments.getPaymentReceipt>
+    @_optimize(none)
     public static func getPaymentReceipt(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentReceipt>) {
         let buffer = Buffer()
         getPaymentReceipt(into: buffer, peer: peer, msgId: msgId)
@@ -2852,7 +2881,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getPaymentReceipt` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPaymentReceipt(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0x2478d1cc)
         peer.serialize(buffer, true)
@@ -2864,6 +2893,7 @@ extension Api.functions.payments {
     /// `payments.validateRequestedInfo#b6c8f12b flags:# save:flags.0?true invoice:InputInvoice info:PaymentRequestedInfo = payments.ValidatedRequestedInfo;`
     ///
     /// <https://core.telegram.org/method/payments.validateRequestedInfo>
+    @_optimize(none)
     public static func validateRequestedInfo(save: Bool = false, invoice: Api.InputInvoice, info: Api.PaymentRequestedInfo) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ValidatedRequestedInfo>) {
         let buffer = Buffer()
         validateRequestedInfo(into: buffer, save: save, invoice: invoice, info: info)
@@ -2871,7 +2901,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.validateRequestedInfo` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func validateRequestedInfo(into buffer: Buffer, save: Bool = false, invoice: Api.InputInvoice, info: Api.PaymentRequestedInfo) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: save)
@@ -2888,6 +2918,7 @@ extension Api.functions.payments {
     /// `payments.getConnectedStarRefBots#5869a553 flags:# peer:InputPeer offset_date:flags.2?int offset_link:flags.2?string limit:int = payments.ConnectedStarRefBots;`
     ///
     /// <https://core.telegram.org/method/payments.getConnectedStarRefBots>
+    @_optimize(none)
     public static func getConnectedStarRefBots(peer: Api.InputPeer, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
         let buffer = Buffer()
         getConnectedStarRefBots(into: buffer, peer: peer, offsetDate: offsetDate, offsetLink: offsetLink, limit: limit)
@@ -2895,7 +2926,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getConnectedStarRefBots` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getConnectedStarRefBots(into buffer: Buffer, peer: Api.InputPeer, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: offsetDate != nil && offsetLink != nil)
@@ -2918,6 +2949,7 @@ extension Api.functions.payments {
     /// `payments.resolveStarGiftOffer#e9ce781c flags:# decline:flags.0?true offer_msg_id:int = Updates;`
     ///
     /// <https://core.telegram.org/method/payments.resolveStarGiftOffer>
+    @_optimize(none)
     public static func resolveStarGiftOffer(decline: Bool = false, offerMsgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         resolveStarGiftOffer(into: buffer, decline: decline, offerMsgId: offerMsgId)
@@ -2925,7 +2957,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.resolveStarGiftOffer` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resolveStarGiftOffer(into buffer: Buffer, decline: Bool = false, offerMsgId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: decline)
@@ -2941,6 +2973,7 @@ extension Api.functions.stories {
     /// `stories.deleteStories#ae59db5f peer:InputPeer id:Vector<int> = Vector<int>;`
     ///
     /// <https://core.telegram.org/method/stories.deleteStories>
+    @_optimize(none)
     public static func deleteStories(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
         let buffer = Buffer()
         deleteStories(into: buffer, peer: peer, id: id)
@@ -2948,7 +2981,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.deleteStories` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteStories(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0xae59db5f)
         peer.serialize(buffer, true)
@@ -2960,6 +2993,7 @@ extension Api.functions.stories {
     /// `stories.togglePinned#9a75a1ef peer:InputPeer id:Vector<int> pinned:Bool = Vector<int>;`
     ///
     /// <https://core.telegram.org/method/stories.togglePinned>
+    @_optimize(none)
     public static func togglePinned(peer: Api.InputPeer, id: [Int32], pinned: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
         let buffer = Buffer()
         togglePinned(into: buffer, peer: peer, id: id, pinned: pinned)
@@ -2967,7 +3001,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.togglePinned` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func togglePinned(into buffer: Buffer, peer: Api.InputPeer, id: [Int32], pinned: Bool) {
         buffer.appendUInt32(0x9a75a1ef)
         peer.serialize(buffer, true)
@@ -2980,6 +3014,7 @@ extension Api.functions.stories {
     /// `stories.getAllStories#eeb0d625 flags:# next:flags.1?true hidden:flags.2?true state:flags.0?string = stories.AllStories;`
     ///
     /// <https://core.telegram.org/method/stories.getAllStories>
+    @_optimize(none)
     public static func getAllStories(next: Bool = false, hidden: Bool = false, state: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.AllStories>) {
         let buffer = Buffer()
         getAllStories(into: buffer, next: next, hidden: hidden, state: state)
@@ -2987,7 +3022,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getAllStories` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAllStories(into buffer: Buffer, next: Bool = false, hidden: Bool = false, state: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: next)
@@ -3007,6 +3042,7 @@ extension Api.functions.stories {
     /// `stories.incrementStoryViews#b2028afb peer:InputPeer id:Vector<int> = Bool;`
     ///
     /// <https://core.telegram.org/method/stories.incrementStoryViews>
+    @_optimize(none)
     public static func incrementStoryViews(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         incrementStoryViews(into: buffer, peer: peer, id: id)
@@ -3014,7 +3050,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.incrementStoryViews` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func incrementStoryViews(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0xb2028afb)
         peer.serialize(buffer, true)
@@ -3026,6 +3062,7 @@ extension Api.functions.ephemeral {
     /// `ephemeral.deleteMessage#92f6e797 flags:# peer:flags.0?InputPeer receiver_id:InputUser id:int = Bool;`
     ///
     /// <https://core.telegram.org/method/ephemeral.deleteMessage>
+    @_optimize(none)
     public static func deleteMessage(peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteMessage(into: buffer, peer: peer, receiverId: receiverId, id: id)
@@ -3033,7 +3070,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.deleteMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteMessage(into buffer: Buffer, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: peer != nil)

@@ -14,7 +14,7 @@ extension Api {
     /// - `notifyCommunity#be376999 community_id:long = NotifyPeer;`
     ///
     /// <https://core.telegram.org/type/NotifyPeer>
-    public enum NotifyPeer: TLSchemaDescribed, TLParsable {
+    public enum NotifyPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `notifyPeer#9fd40bd8 peer:Peer = NotifyPeer;`
         ///
         /// <https://core.telegram.org/constructor/notifyPeer>
@@ -172,7 +172,7 @@ extension Api {
     /// - `topPeer#edcdc05b peer:Peer rating:double = TopPeer;`
     ///
     /// <https://core.telegram.org/type/TopPeer>
-    public enum TopPeer: TLSchemaDescribed, TLParsable {
+    public enum TopPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `topPeer#edcdc05b peer:Peer rating:double = TopPeer;`
         ///
         /// <https://core.telegram.org/constructor/topPeer>
@@ -267,7 +267,7 @@ extension Api {
     /// - `textButton#afc79cd6 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = RichText;`
     ///
     /// <https://core.telegram.org/type/RichText>
-    public enum RichText: TLSchemaDescribed, TLParsable {
+    public enum RichText: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `textEmpty#dc3d824f = RichText;`
         ///
         /// <https://core.telegram.org/constructor/textEmpty>
@@ -723,6 +723,7 @@ extension Api {
             public var longDate: Bool { tlFlagIsSet(flags, 0x10) }
             public var dayOfWeek: Bool { tlFlagIsSet(flags, 0x20) }
 
+            @_optimize(none)
             public init(relative: Bool = false, shortTime: Bool = false, longTime: Bool = false, shortDate: Bool = false, longDate: Bool = false, dayOfWeek: Bool = false, text: Api.RichText, date: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: relative)
@@ -766,6 +767,7 @@ extension Api {
             public let type: Api.InlineButtonType
             public let style: Api.RichButtonStyle?
 
+            @_optimize(none)
             public init(text: Api.RichText, type: Api.InlineButtonType, style: Api.RichButtonStyle? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: style != nil)
@@ -1307,7 +1309,7 @@ extension Api {
     /// - `webDocumentNoProxy#f9c8bcc6 url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;`
     ///
     /// <https://core.telegram.org/type/WebDocument>
-    public enum WebDocument: TLSchemaDescribed, TLParsable {
+    public enum WebDocument: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `webDocument#1c570ed1 url:string access_hash:long size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;`
         ///
         /// <https://core.telegram.org/constructor/webDocument>
@@ -1434,7 +1436,7 @@ extension Api.channels {
     /// - `channels.adminLogResults#ed8af74d events:Vector<ChannelAdminLogEvent> chats:Vector<Chat> users:Vector<User> = channels.AdminLogResults;`
     ///
     /// <https://core.telegram.org/type/channels.AdminLogResults>
-    public enum AdminLogResults: TLSchemaDescribed, TLParsable {
+    public enum AdminLogResults: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `channels.adminLogResults#ed8af74d events:Vector<ChannelAdminLogEvent> chats:Vector<Chat> users:Vector<User> = channels.AdminLogResults;`
         ///
         /// <https://core.telegram.org/constructor/channels.adminLogResults>
@@ -1505,7 +1507,7 @@ extension Api.help {
     /// - `help.termsOfServiceUpdate#28ecf961 expires:int terms_of_service:help.TermsOfService = help.TermsOfServiceUpdate;`
     ///
     /// <https://core.telegram.org/type/help.TermsOfServiceUpdate>
-    public enum TermsOfServiceUpdate: TLSchemaDescribed, TLParsable {
+    public enum TermsOfServiceUpdate: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.termsOfServiceUpdateEmpty#e3309f7f expires:int = help.TermsOfServiceUpdate;`
         ///
         /// <https://core.telegram.org/constructor/help.termsOfServiceUpdateEmpty>
@@ -1608,7 +1610,7 @@ extension Api {
     /// - `jsonObject#99c1d49d value:Vector<JSONObjectValue> = JSONValue;`
     ///
     /// <https://core.telegram.org/type/JSONValue>
-    public enum JSONValue: TLSchemaDescribed, TLParsable {
+    public enum JSONValue: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `jsonNull#3f6d7b68 = JSONValue;`
         ///
         /// <https://core.telegram.org/constructor/jsonNull>
@@ -1798,7 +1800,7 @@ extension Api.account {
     /// - `account.autoDownloadSettings#63cacf26 low:AutoDownloadSettings medium:AutoDownloadSettings high:AutoDownloadSettings = account.AutoDownloadSettings;`
     ///
     /// <https://core.telegram.org/type/account.AutoDownloadSettings>
-    public enum AutoDownloadSettings: TLSchemaDescribed, TLParsable {
+    public enum AutoDownloadSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.autoDownloadSettings#63cacf26 low:AutoDownloadSettings medium:AutoDownloadSettings high:AutoDownloadSettings = account.AutoDownloadSettings;`
         ///
         /// <https://core.telegram.org/constructor/account.autoDownloadSettings>
@@ -1870,7 +1872,7 @@ extension Api {
     /// - `statsGraph#8ea464b6 flags:# json:DataJSON zoom_token:flags.0?string = StatsGraph;`
     ///
     /// <https://core.telegram.org/type/StatsGraph>
-    public enum StatsGraph: TLSchemaDescribed, TLParsable {
+    public enum StatsGraph: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `statsGraphAsync#4a27eb2d token:string = StatsGraph;`
         ///
         /// <https://core.telegram.org/constructor/statsGraphAsync>
@@ -1915,6 +1917,7 @@ extension Api {
             public let json: Api.DataJSON
             public let zoomToken: String?
 
+            @_optimize(none)
             public init(json: Api.DataJSON, zoomToken: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: zoomToken != nil)
@@ -2015,7 +2018,7 @@ extension Api.messages {
     /// - `messages.messageReactionsList#31bd492d flags:# count:int reactions:Vector<MessagePeerReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.MessageReactionsList;`
     ///
     /// <https://core.telegram.org/type/messages.MessageReactionsList>
-    public enum MessageReactionsList: TLSchemaDescribed, TLParsable {
+    public enum MessageReactionsList: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.messageReactionsList#31bd492d flags:# count:int reactions:Vector<MessagePeerReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.MessageReactionsList;`
         ///
         /// <https://core.telegram.org/constructor/messages.messageReactionsList>
@@ -2033,6 +2036,7 @@ extension Api.messages {
             public let users: [Api.User]
             public let nextOffset: String?
 
+            @_optimize(none)
             public init(count: Int32, reactions: [Api.MessagePeerReaction], chats: [Api.Chat], users: [Api.User], nextOffset: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
@@ -2120,7 +2124,7 @@ extension Api.help {
     /// - `help.premiumPromo#5334759c status_text:string status_entities:Vector<MessageEntity> video_sections:Vector<string> videos:Vector<Document> period_options:Vector<PremiumSubscriptionOption> users:Vector<User> = help.PremiumPromo;`
     ///
     /// <https://core.telegram.org/type/help.PremiumPromo>
-    public enum PremiumPromo: TLSchemaDescribed, TLParsable {
+    public enum PremiumPromo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.premiumPromo#5334759c status_text:string status_entities:Vector<MessageEntity> video_sections:Vector<string> videos:Vector<Document> period_options:Vector<PremiumSubscriptionOption> users:Vector<User> = help.PremiumPromo;`
         ///
         /// <https://core.telegram.org/constructor/help.premiumPromo>
@@ -2207,7 +2211,7 @@ extension Api {
     /// - `emailVerificationApple#96d074fd token:string = EmailVerification;`
     ///
     /// <https://core.telegram.org/type/EmailVerification>
-    public enum EmailVerification: TLSchemaDescribed, TLParsable {
+    public enum EmailVerification: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `emailVerificationCode#922e55a9 code:string = EmailVerification;`
         ///
         /// <https://core.telegram.org/constructor/emailVerificationCode>
@@ -2324,7 +2328,7 @@ extension Api {
     /// - `storyViews#8d595cd6 flags:# has_viewers:flags.1?true views_count:int forwards_count:flags.2?int reactions:flags.3?Vector<ReactionCount> reactions_count:flags.4?int recent_viewers:flags.0?Vector<long> = StoryViews;`
     ///
     /// <https://core.telegram.org/type/StoryViews>
-    public enum StoryViews: TLSchemaDescribed, TLParsable {
+    public enum StoryViews: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `storyViews#8d595cd6 flags:# has_viewers:flags.1?true views_count:int forwards_count:flags.2?int reactions:flags.3?Vector<ReactionCount> reactions_count:flags.4?int recent_viewers:flags.0?Vector<long> = StoryViews;`
         ///
         /// <https://core.telegram.org/constructor/storyViews>
@@ -2343,6 +2347,7 @@ extension Api {
             public let recentViewers: [Int64]?
             public var hasViewers: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(hasViewers: Bool = false, viewsCount: Int32, forwardsCount: Int32? = nil, reactions: [Api.ReactionCount]? = nil, reactionsCount: Int32? = nil, recentViewers: [Int64]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: hasViewers)
@@ -2450,7 +2455,7 @@ extension Api {
     /// - `postInteractionCountersStory#8a480e27 story_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
     ///
     /// <https://core.telegram.org/type/PostInteractionCounters>
-    public enum PostInteractionCounters: TLSchemaDescribed, TLParsable {
+    public enum PostInteractionCounters: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `postInteractionCountersMessage#e7058e7f msg_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
         ///
         /// <https://core.telegram.org/constructor/postInteractionCountersMessage>
@@ -2574,7 +2579,7 @@ extension Api.account {
     /// - `account.paidMessagesRevenue#1e109708 stars_amount:long = account.PaidMessagesRevenue;`
     ///
     /// <https://core.telegram.org/type/account.PaidMessagesRevenue>
-    public enum PaidMessagesRevenue: TLSchemaDescribed, TLParsable {
+    public enum PaidMessagesRevenue: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.paidMessagesRevenue#1e109708 stars_amount:long = account.PaidMessagesRevenue;`
         ///
         /// <https://core.telegram.org/constructor/account.paidMessagesRevenue>
@@ -2636,7 +2641,7 @@ extension Api.stories {
     /// - `stories.albums#c3987a3a hash:long albums:Vector<StoryAlbum> = stories.Albums;`
     ///
     /// <https://core.telegram.org/type/stories.Albums>
-    public enum Albums: TLSchemaDescribed, TLParsable {
+    public enum Albums: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stories.albumsNotModified#564edaeb = stories.Albums;`
         ///
         /// <https://core.telegram.org/constructor/stories.albumsNotModified>
@@ -2713,6 +2718,7 @@ extension Api.functions.auth {
     /// `auth.exportLoginToken#b7e085fe api_id:int api_hash:string except_ids:Vector<long> = auth.LoginToken;`
     ///
     /// <https://core.telegram.org/method/auth.exportLoginToken>
+    @_optimize(none)
     public static func exportLoginToken(apiId: Int32, apiHash: String, exceptIds: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.LoginToken>) {
         let buffer = Buffer()
         exportLoginToken(into: buffer, apiId: apiId, apiHash: apiHash, exceptIds: exceptIds)
@@ -2720,7 +2726,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.exportLoginToken` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func exportLoginToken(into buffer: Buffer, apiId: Int32, apiHash: String, exceptIds: [Int64]) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb7e085fe)
@@ -2735,6 +2741,7 @@ extension Api.functions.account {
     /// `account.acceptAuthorization#f3ed4c73 bot_id:long scope:string public_key:string value_hashes:Vector<SecureValueHash> credentials:SecureCredentialsEncrypted = Bool;`
     ///
     /// <https://core.telegram.org/method/account.acceptAuthorization>
+    @_optimize(none)
     public static func acceptAuthorization(botId: Int64, scope: String, publicKey: String, valueHashes: [Api.SecureValueHash], credentials: Api.SecureCredentialsEncrypted) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         acceptAuthorization(into: buffer, botId: botId, scope: scope, publicKey: publicKey, valueHashes: valueHashes, credentials: credentials)
@@ -2742,7 +2749,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.acceptAuthorization` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func acceptAuthorization(into buffer: Buffer, botId: Int64, scope: String, publicKey: String, valueHashes: [Api.SecureValueHash], credentials: Api.SecureCredentialsEncrypted) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xf3ed4c73)
@@ -2759,6 +2766,7 @@ extension Api.functions.account {
     /// `account.confirmPasswordEmail#8fdf1920 code:string = Bool;`
     ///
     /// <https://core.telegram.org/method/account.confirmPasswordEmail>
+    @_optimize(none)
     public static func confirmPasswordEmail(code: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         confirmPasswordEmail(into: buffer, code: code)
@@ -2766,7 +2774,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.confirmPasswordEmail` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func confirmPasswordEmail(into buffer: Buffer, code: String) {
         buffer.appendUInt32(0x8fdf1920)
         buffer.appendTLString(code)
@@ -2777,6 +2785,7 @@ extension Api.functions.account {
     /// `account.saveAutoDownloadSettings#76f36233 flags:# low:flags.0?true high:flags.1?true settings:AutoDownloadSettings = Bool;`
     ///
     /// <https://core.telegram.org/method/account.saveAutoDownloadSettings>
+    @_optimize(none)
     public static func saveAutoDownloadSettings(low: Bool = false, high: Bool = false, settings: Api.AutoDownloadSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveAutoDownloadSettings(into: buffer, low: low, high: high, settings: settings)
@@ -2784,7 +2793,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveAutoDownloadSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveAutoDownloadSettings(into buffer: Buffer, low: Bool = false, high: Bool = false, settings: Api.AutoDownloadSettings) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: low)
@@ -2801,6 +2810,7 @@ extension Api.functions.messages {
     /// `messages.addChatUser#cbc6d107 chat_id:long user_id:InputUser fwd_limit:int = messages.InvitedUsers;`
     ///
     /// <https://core.telegram.org/method/messages.addChatUser>
+    @_optimize(none)
     public static func addChatUser(chatId: Int64, userId: Api.InputUser, fwdLimit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InvitedUsers>) {
         let buffer = Buffer()
         addChatUser(into: buffer, chatId: chatId, userId: userId, fwdLimit: fwdLimit)
@@ -2808,7 +2818,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.addChatUser` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func addChatUser(into buffer: Buffer, chatId: Int64, userId: Api.InputUser, fwdLimit: Int32) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xcbc6d107)
@@ -2823,6 +2833,7 @@ extension Api.functions.messages {
     /// `messages.reorderPinnedDialogs#3b1adf37 flags:# force:flags.0?true folder_id:int order:Vector<InputDialogPeer> = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.reorderPinnedDialogs>
+    @_optimize(none)
     public static func reorderPinnedDialogs(force: Bool = false, folderId: Int32, order: [Api.InputDialogPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderPinnedDialogs(into: buffer, force: force, folderId: folderId, order: order)
@@ -2830,7 +2841,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderPinnedDialogs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reorderPinnedDialogs(into buffer: Buffer, force: Bool = false, folderId: Int32, order: [Api.InputDialogPeer]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: force)
@@ -2847,6 +2858,7 @@ extension Api.functions.messages {
     /// `messages.getChatInviteImporters#df04dd4e flags:# requested:flags.0?true subscription_expired:flags.3?true peer:InputPeer link:flags.1?string q:flags.2?string offset_date:int offset_user:InputUser limit:int = messages.ChatInviteImporters;`
     ///
     /// <https://core.telegram.org/method/messages.getChatInviteImporters>
+    @_optimize(none)
     public static func getChatInviteImporters(requested: Bool = false, subscriptionExpired: Bool = false, peer: Api.InputPeer, link: String? = nil, q: String? = nil, offsetDate: Int32, offsetUser: Api.InputUser, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatInviteImporters>) {
         let buffer = Buffer()
         getChatInviteImporters(into: buffer, requested: requested, subscriptionExpired: subscriptionExpired, peer: peer, link: link, q: q, offsetDate: offsetDate, offsetUser: offsetUser, limit: limit)
@@ -2854,7 +2866,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getChatInviteImporters` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getChatInviteImporters(into buffer: Buffer, requested: Bool = false, subscriptionExpired: Bool = false, peer: Api.InputPeer, link: String? = nil, q: String? = nil, offsetDate: Int32, offsetUser: Api.InputUser, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: requested)
@@ -2882,6 +2894,7 @@ extension Api.functions.messages {
     /// `messages.searchSentMedia#107e31a0 q:string filter:MessagesFilter limit:int = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.searchSentMedia>
+    @_optimize(none)
     public static func searchSentMedia(q: String, filter: Api.MessagesFilter, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         searchSentMedia(into: buffer, q: q, filter: filter, limit: limit)
@@ -2889,7 +2902,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchSentMedia` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func searchSentMedia(into buffer: Buffer, q: String, filter: Api.MessagesFilter, limit: Int32) {
         buffer.appendUInt32(0x107e31a0)
         buffer.appendTLString(q)
@@ -2902,6 +2915,7 @@ extension Api.functions.messages {
     /// `messages.summarizeText#abbbd346 flags:# peer:InputPeer id:int to_lang:flags.0?string tone:flags.2?string = TextWithEntities;`
     ///
     /// <https://core.telegram.org/method/messages.summarizeText>
+    @_optimize(none)
     public static func summarizeText(peer: Api.InputPeer, id: Int32, toLang: String? = nil, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.TextWithEntities>) {
         let buffer = Buffer()
         summarizeText(into: buffer, peer: peer, id: id, toLang: toLang, tone: tone)
@@ -2909,7 +2923,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.summarizeText` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func summarizeText(into buffer: Buffer, peer: Api.InputPeer, id: Int32, toLang: String? = nil, tone: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: toLang != nil)
@@ -2933,6 +2947,7 @@ extension Api.functions.updates {
     /// `updates.getChannelDifference#03173d78 flags:# force:flags.0?true channel:InputChannel filter:ChannelMessagesFilter pts:int limit:int = updates.ChannelDifference;`
     ///
     /// <https://core.telegram.org/method/updates.getChannelDifference>
+    @_optimize(none)
     public static func getChannelDifference(force: Bool = false, channel: Api.InputChannel, filter: Api.ChannelMessagesFilter, pts: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.updates.ChannelDifference>) {
         let buffer = Buffer()
         getChannelDifference(into: buffer, force: force, channel: channel, filter: filter, pts: pts, limit: limit)
@@ -2940,7 +2955,7 @@ extension Api.functions.updates {
     }
 
     /// Writes `updates.getChannelDifference` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getChannelDifference(into buffer: Buffer, force: Bool = false, channel: Api.InputChannel, filter: Api.ChannelMessagesFilter, pts: Int32, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: force)
@@ -2961,6 +2976,7 @@ extension Api.functions.channels {
     /// `channels.deactivateAllUsernames#0a245dd3 channel:InputChannel = Bool;`
     ///
     /// <https://core.telegram.org/method/channels.deactivateAllUsernames>
+    @_optimize(none)
     public static func deactivateAllUsernames(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deactivateAllUsernames(into: buffer, channel: channel)
@@ -2968,7 +2984,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.deactivateAllUsernames` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deactivateAllUsernames(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0x0a245dd3)
         channel.serialize(buffer, true)
@@ -2979,6 +2995,7 @@ extension Api.functions.bots {
     /// `bots.checkDownloadFileParams#50077589 bot:InputUser file_name:string url:string = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.checkDownloadFileParams>
+    @_optimize(none)
     public static func checkDownloadFileParams(bot: Api.InputUser, fileName: String, url: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkDownloadFileParams(into: buffer, bot: bot, fileName: fileName, url: url)
@@ -2986,7 +3003,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.checkDownloadFileParams` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkDownloadFileParams(into buffer: Buffer, bot: Api.InputUser, fileName: String, url: String) {
         buffer.appendUInt32(0x50077589)
         bot.serialize(buffer, true)
@@ -2999,6 +3016,7 @@ extension Api.functions.payments {
     /// `payments.sendStarsForm#7998c914 form_id:long invoice:InputInvoice = payments.PaymentResult;`
     ///
     /// <https://core.telegram.org/method/payments.sendStarsForm>
+    @_optimize(none)
     public static func sendStarsForm(formId: Int64, invoice: Api.InputInvoice) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentResult>) {
         let buffer = Buffer()
         sendStarsForm(into: buffer, formId: formId, invoice: invoice)
@@ -3006,7 +3024,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.sendStarsForm` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendStarsForm(into buffer: Buffer, formId: Int64, invoice: Api.InputInvoice) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x7998c914)
@@ -3020,6 +3038,7 @@ extension Api.functions.payments {
     /// `payments.getStarsRevenueAdsAccountUrl#d1d7efc5 peer:InputPeer = payments.StarsRevenueAdsAccountUrl;`
     ///
     /// <https://core.telegram.org/method/payments.getStarsRevenueAdsAccountUrl>
+    @_optimize(none)
     public static func getStarsRevenueAdsAccountUrl(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueAdsAccountUrl>) {
         let buffer = Buffer()
         getStarsRevenueAdsAccountUrl(into: buffer, peer: peer)
@@ -3027,7 +3046,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsRevenueAdsAccountUrl` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarsRevenueAdsAccountUrl(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0xd1d7efc5)
         peer.serialize(buffer, true)
@@ -3038,6 +3057,7 @@ extension Api.functions.payments {
     /// `payments.getStarGifts#c4563590 hash:int = payments.StarGifts;`
     ///
     /// <https://core.telegram.org/method/payments.getStarGifts>
+    @_optimize(none)
     public static func getStarGifts(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGifts>) {
         let buffer = Buffer()
         getStarGifts(into: buffer, hash: hash)
@@ -3045,7 +3065,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGifts` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarGifts(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xc4563590)
@@ -3058,6 +3078,7 @@ extension Api.functions.stickers {
     /// `stickers.deleteStickerSet#87704394 stickerset:InputStickerSet = Bool;`
     ///
     /// <https://core.telegram.org/method/stickers.deleteStickerSet>
+    @_optimize(none)
     public static func deleteStickerSet(stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteStickerSet(into: buffer, stickerset: stickerset)
@@ -3065,7 +3086,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.deleteStickerSet` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet) {
         buffer.appendUInt32(0x87704394)
         stickerset.serialize(buffer, true)
@@ -3076,6 +3097,7 @@ extension Api.functions.phone {
     /// `phone.discardCall#b2cbc1c0 flags:# video:flags.0?true peer:InputPhoneCall duration:int reason:PhoneCallDiscardReason connection_id:long = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.discardCall>
+    @_optimize(none)
     public static func discardCall(video: Bool = false, peer: Api.InputPhoneCall, duration: Int32, reason: Api.PhoneCallDiscardReason, connectionId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         discardCall(into: buffer, video: video, peer: peer, duration: duration, reason: reason, connectionId: connectionId)
@@ -3083,7 +3105,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.discardCall` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func discardCall(into buffer: Buffer, video: Bool = false, peer: Api.InputPhoneCall, duration: Int32, reason: Api.PhoneCallDiscardReason, connectionId: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: video)
@@ -3102,6 +3124,7 @@ extension Api.functions.stories {
     /// `stories.exportStoryLink#7b8def20 peer:InputPeer id:int = ExportedStoryLink;`
     ///
     /// <https://core.telegram.org/method/stories.exportStoryLink>
+    @_optimize(none)
     public static func exportStoryLink(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedStoryLink>) {
         let buffer = Buffer()
         exportStoryLink(into: buffer, peer: peer, id: id)
@@ -3109,7 +3132,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.exportStoryLink` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func exportStoryLink(into buffer: Buffer, peer: Api.InputPeer, id: Int32) {
         buffer.appendUInt32(0x7b8def20)
         peer.serialize(buffer, true)
@@ -3121,6 +3144,7 @@ extension Api.functions.stories {
     /// `stories.searchPosts#d1810907 flags:# hashtag:flags.0?string area:flags.1?MediaArea peer:flags.2?InputPeer offset:string limit:int = stories.FoundStories;`
     ///
     /// <https://core.telegram.org/method/stories.searchPosts>
+    @_optimize(none)
     public static func searchPosts(hashtag: String? = nil, area: Api.MediaArea? = nil, peer: Api.InputPeer? = nil, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.FoundStories>) {
         let buffer = Buffer()
         searchPosts(into: buffer, hashtag: hashtag, area: area, peer: peer, offset: offset, limit: limit)
@@ -3128,7 +3152,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.searchPosts` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func searchPosts(into buffer: Buffer, hashtag: String? = nil, area: Api.MediaArea? = nil, peer: Api.InputPeer? = nil, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: hashtag != nil)
@@ -3152,6 +3176,7 @@ extension Api.functions.ephemeral {
     /// `ephemeral.getCallbackAnswer#3fa464c8 flags:# peer:InputPeer id:int data:flags.1?bytes = messages.BotCallbackAnswer;`
     ///
     /// <https://core.telegram.org/method/ephemeral.getCallbackAnswer>
+    @_optimize(none)
     public static func getCallbackAnswer(peer: Api.InputPeer, id: Int32, data: [UInt8]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotCallbackAnswer>) {
         let buffer = Buffer()
         getCallbackAnswer(into: buffer, peer: peer, id: id, data: data)
@@ -3159,7 +3184,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.getCallbackAnswer` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getCallbackAnswer(into buffer: Buffer, peer: Api.InputPeer, id: Int32, data: [UInt8]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: data != nil)

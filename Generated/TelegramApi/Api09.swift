@@ -12,7 +12,7 @@ extension Api.messages {
     /// - `messages.messagesNotModified#74535f21 count:int = messages.Messages;`
     ///
     /// <https://core.telegram.org/type/messages.Messages>
-    public enum Messages: TLSchemaDescribed, TLParsable {
+    public enum Messages: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.messages#1d73e7ea messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
         ///
         /// <https://core.telegram.org/constructor/messages.messages>
@@ -63,6 +63,7 @@ extension Api.messages {
             public let users: [Api.User]
             public var inexact: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(inexact: Bool = false, count: Int32, nextRate: Int32? = nil, offsetIdOffset: Int32? = nil, searchFlood: Api.SearchPostsFlood? = nil, messages: [Api.Message], topics: [Api.ForumTopic], chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: inexact)
@@ -108,6 +109,7 @@ extension Api.messages {
             public let users: [Api.User]
             public var inexact: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(inexact: Bool = false, pts: Int32, count: Int32, offsetIdOffset: Int32? = nil, messages: [Api.Message], topics: [Api.ForumTopic], chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: inexact)
@@ -323,7 +325,7 @@ extension Api {
     /// - `privacyValueDisallowBots#f6a5f82f = PrivacyRule;`
     ///
     /// <https://core.telegram.org/type/PrivacyRule>
-    public enum PrivacyRule: TLSchemaDescribed, TLParsable {
+    public enum PrivacyRule: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `privacyValueAllowContacts#fffe1bac = PrivacyRule;`
         ///
         /// <https://core.telegram.org/constructor/privacyValueAllowContacts>
@@ -557,7 +559,7 @@ extension Api {
     /// - `accountDaysTTL#b8d0afdf days:int = AccountDaysTTL;`
     ///
     /// <https://core.telegram.org/type/AccountDaysTTL>
-    public enum AccountDaysTTL: TLSchemaDescribed, TLParsable {
+    public enum AccountDaysTTL: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `accountDaysTTL#b8d0afdf days:int = AccountDaysTTL;`
         ///
         /// <https://core.telegram.org/constructor/accountDaysTTL>
@@ -618,7 +620,7 @@ extension Api {
     /// - `messageRange#0ae30253 min_id:int max_id:int = MessageRange;`
     ///
     /// <https://core.telegram.org/type/MessageRange>
-    public enum MessageRange: TLSchemaDescribed, TLParsable {
+    public enum MessageRange: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messageRange#0ae30253 min_id:int max_id:int = MessageRange;`
         ///
         /// <https://core.telegram.org/constructor/messageRange>
@@ -686,7 +688,7 @@ extension Api {
     /// - `inputBotInlineMessageID64#b6d915d7 dc_id:int owner_id:long id:int access_hash:long = InputBotInlineMessageID;`
     ///
     /// <https://core.telegram.org/type/InputBotInlineMessageID>
-    public enum InputBotInlineMessageID: TLSchemaDescribed, TLParsable {
+    public enum InputBotInlineMessageID: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputBotInlineMessageID#890c3d89 dc_id:int id:long access_hash:long = InputBotInlineMessageID;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineMessageID>
@@ -807,7 +809,7 @@ extension Api {
     /// - `langPackStringDeleted#2979eeb2 key:string = LangPackString;`
     ///
     /// <https://core.telegram.org/type/LangPackString>
-    public enum LangPackString: TLSchemaDescribed, TLParsable {
+    public enum LangPackString: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `langPackString#cad181f6 key:string value:string = LangPackString;`
         ///
         /// <https://core.telegram.org/constructor/langPackString>
@@ -848,6 +850,7 @@ extension Api {
             public let manyValue: String?
             public let otherValue: String
 
+            @_optimize(none)
             public init(key: String, zeroValue: String? = nil, oneValue: String? = nil, twoValue: String? = nil, fewValue: String? = nil, manyValue: String? = nil, otherValue: String) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: zeroValue != nil)
@@ -1012,7 +1015,7 @@ extension Api {
     /// - `folderPeer#e9baa668 peer:Peer folder_id:int = FolderPeer;`
     ///
     /// <https://core.telegram.org/type/FolderPeer>
-    public enum FolderPeer: TLSchemaDescribed, TLParsable {
+    public enum FolderPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `folderPeer#e9baa668 peer:Peer folder_id:int = FolderPeer;`
         ///
         /// <https://core.telegram.org/constructor/folderPeer>
@@ -1077,7 +1080,7 @@ extension Api {
     /// - `restrictionReason#d072acb4 platform:string reason:string text:string = RestrictionReason;`
     ///
     /// <https://core.telegram.org/type/RestrictionReason>
-    public enum RestrictionReason: TLSchemaDescribed, TLParsable {
+    public enum RestrictionReason: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `restrictionReason#d072acb4 platform:string reason:string text:string = RestrictionReason;`
         ///
         /// <https://core.telegram.org/constructor/restrictionReason>
@@ -1147,7 +1150,7 @@ extension Api {
     /// - `groupCallParticipant#2a3dc7ac flags:# muted:flags.0?true left:flags.1?true can_self_unmute:flags.2?true just_joined:flags.4?true versioned:flags.5?true min:flags.8?true muted_by_you:flags.9?true volume_by_admin:flags.10?true self:flags.12?true video_joined:flags.15?true peer:Peer date:int active_date:flags.3?int source:int volume:flags.7?int about:flags.11?string raise_hand_rating:flags.13?long video:flags.6?GroupCallParticipantVideo presentation:flags.14?GroupCallParticipantVideo paid_stars_total:flags.16?long = GroupCallParticipant;`
     ///
     /// <https://core.telegram.org/type/GroupCallParticipant>
-    public enum GroupCallParticipant: TLSchemaDescribed, TLParsable {
+    public enum GroupCallParticipant: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `groupCallParticipant#2a3dc7ac flags:# muted:flags.0?true left:flags.1?true can_self_unmute:flags.2?true just_joined:flags.4?true versioned:flags.5?true min:flags.8?true muted_by_you:flags.9?true volume_by_admin:flags.10?true self:flags.12?true video_joined:flags.15?true peer:Peer date:int active_date:flags.3?int source:int volume:flags.7?int about:flags.11?string raise_hand_rating:flags.13?long video:flags.6?GroupCallParticipantVideo presentation:flags.14?GroupCallParticipantVideo paid_stars_total:flags.16?long = GroupCallParticipant;`
         ///
         /// <https://core.telegram.org/constructor/groupCallParticipant>
@@ -1180,6 +1183,7 @@ extension Api {
             public var isSelf: Bool { tlFlagIsSet(flags, 0x1000) }
             public var videoJoined: Bool { tlFlagIsSet(flags, 0x8000) }
 
+            @_optimize(none)
             public init(muted: Bool = false, left: Bool = false, canSelfUnmute: Bool = false, justJoined: Bool = false, versioned: Bool = false, min: Bool = false, mutedByYou: Bool = false, volumeByAdmin: Bool = false, isSelf: Bool = false, videoJoined: Bool = false, peer: Api.Peer, date: Int32, activeDate: Int32? = nil, source: Int32, volume: Int32? = nil, about: String? = nil, raiseHandRating: Int64? = nil, video: Api.GroupCallParticipantVideo? = nil, presentation: Api.GroupCallParticipantVideo? = nil, paidStarsTotal: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: muted)
@@ -1337,7 +1341,7 @@ extension Api.messages {
     /// - `messages.exportedChatInviteReplaced#222600ef invite:ExportedChatInvite new_invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;`
     ///
     /// <https://core.telegram.org/type/messages.ExportedChatInvite>
-    public enum ExportedChatInvite: TLSchemaDescribed, TLParsable {
+    public enum ExportedChatInvite: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.exportedChatInvite#1871be50 invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;`
         ///
         /// <https://core.telegram.org/constructor/messages.exportedChatInvite>
@@ -1442,7 +1446,7 @@ extension Api.stories {
     /// - `stories.peerStories#cae68768 stories:PeerStories chats:Vector<Chat> users:Vector<User> = stories.PeerStories;`
     ///
     /// <https://core.telegram.org/type/stories.PeerStories>
-    public enum PeerStories: TLSchemaDescribed, TLParsable {
+    public enum PeerStories: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stories.peerStories#cae68768 stories:PeerStories chats:Vector<Chat> users:Vector<User> = stories.PeerStories;`
         ///
         /// <https://core.telegram.org/constructor/stories.peerStories>
@@ -1512,7 +1516,7 @@ extension Api {
     /// - `inputBusinessIntro#09c469cd flags:# title:string description:string sticker:flags.0?InputDocument = InputBusinessIntro;`
     ///
     /// <https://core.telegram.org/type/InputBusinessIntro>
-    public enum InputBusinessIntro: TLSchemaDescribed, TLParsable {
+    public enum InputBusinessIntro: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputBusinessIntro#09c469cd flags:# title:string description:string sticker:flags.0?InputDocument = InputBusinessIntro;`
         ///
         /// <https://core.telegram.org/constructor/inputBusinessIntro>
@@ -1528,6 +1532,7 @@ extension Api {
             public let description: String
             public let sticker: Api.InputDocument?
 
+            @_optimize(none)
             public init(title: String, description: String, sticker: Api.InputDocument? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: sticker != nil)
@@ -1603,7 +1608,7 @@ extension Api {
     /// - `availableEffect#93c3e27e flags:# premium_required:flags.2?true id:long emoticon:string static_icon_id:flags.0?long effect_sticker_id:long effect_animation_id:flags.1?long = AvailableEffect;`
     ///
     /// <https://core.telegram.org/type/AvailableEffect>
-    public enum AvailableEffect: TLSchemaDescribed, TLParsable {
+    public enum AvailableEffect: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `availableEffect#93c3e27e flags:# premium_required:flags.2?true id:long emoticon:string static_icon_id:flags.0?long effect_sticker_id:long effect_animation_id:flags.1?long = AvailableEffect;`
         ///
         /// <https://core.telegram.org/constructor/availableEffect>
@@ -1622,6 +1627,7 @@ extension Api {
             public let effectAnimationId: Int64?
             public var premiumRequired: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(premiumRequired: Bool = false, id: Int64, emoticon: String, staticIconId: Int64? = nil, effectStickerId: Int64, effectAnimationId: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: premiumRequired)
@@ -1718,7 +1724,7 @@ extension Api.stories {
     /// - `stories.foundStories#e2de7737 flags:# count:int stories:Vector<FoundStory> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stories.FoundStories;`
     ///
     /// <https://core.telegram.org/type/stories.FoundStories>
-    public enum FoundStories: TLSchemaDescribed, TLParsable {
+    public enum FoundStories: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stories.foundStories#e2de7737 flags:# count:int stories:Vector<FoundStory> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stories.FoundStories;`
         ///
         /// <https://core.telegram.org/constructor/stories.foundStories>
@@ -1736,6 +1742,7 @@ extension Api.stories {
             public let chats: [Api.Chat]
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(count: Int32, stories: [Api.FoundStory], nextOffset: String? = nil, chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
@@ -1823,7 +1830,7 @@ extension Api.bots {
     /// - `bots.popularAppBots#1991b13b flags:# next_offset:flags.0?string users:Vector<User> = bots.PopularAppBots;`
     ///
     /// <https://core.telegram.org/type/bots.PopularAppBots>
-    public enum PopularAppBots: TLSchemaDescribed, TLParsable {
+    public enum PopularAppBots: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `bots.popularAppBots#1991b13b flags:# next_offset:flags.0?string users:Vector<User> = bots.PopularAppBots;`
         ///
         /// <https://core.telegram.org/constructor/bots.popularAppBots>
@@ -1838,6 +1845,7 @@ extension Api.bots {
             public let nextOffset: String?
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(nextOffset: String? = nil, users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
@@ -1910,7 +1918,7 @@ extension Api {
     /// - `botVerifierSettings#b0cd6617 flags:# can_modify_custom_description:flags.1?true icon:long company:string custom_description:flags.0?string = BotVerifierSettings;`
     ///
     /// <https://core.telegram.org/type/BotVerifierSettings>
-    public enum BotVerifierSettings: TLSchemaDescribed, TLParsable {
+    public enum BotVerifierSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `botVerifierSettings#b0cd6617 flags:# can_modify_custom_description:flags.1?true icon:long company:string custom_description:flags.0?string = BotVerifierSettings;`
         ///
         /// <https://core.telegram.org/constructor/botVerifierSettings>
@@ -1927,6 +1935,7 @@ extension Api {
             public let customDescription: String?
             public var canModifyCustomDescription: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(canModifyCustomDescription: Bool = false, icon: Int64, company: String, customDescription: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: canModifyCustomDescription)
@@ -2005,7 +2014,7 @@ extension Api {
     /// - `todoList#49b92a26 flags:# others_can_append:flags.0?true others_can_complete:flags.1?true title:TextWithEntities list:Vector<TodoItem> = TodoList;`
     ///
     /// <https://core.telegram.org/type/TodoList>
-    public enum TodoList: TLSchemaDescribed, TLParsable {
+    public enum TodoList: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `todoList#49b92a26 flags:# others_can_append:flags.0?true others_can_complete:flags.1?true title:TextWithEntities list:Vector<TodoItem> = TodoList;`
         ///
         /// <https://core.telegram.org/constructor/todoList>
@@ -2022,6 +2031,7 @@ extension Api {
             public var othersCanAppend: Bool { tlFlagIsSet(flags, 0x1) }
             public var othersCanComplete: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(othersCanAppend: Bool = false, othersCanComplete: Bool = false, title: Api.TextWithEntities, list: [Api.TodoItem]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: othersCanAppend)
@@ -2089,6 +2099,7 @@ extension Api.functions.auth {
     /// `auth.dropTempAuthKeys#8e48a188 except_auth_keys:Vector<long> = Bool;`
     ///
     /// <https://core.telegram.org/method/auth.dropTempAuthKeys>
+    @_optimize(none)
     public static func dropTempAuthKeys(exceptAuthKeys: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         dropTempAuthKeys(into: buffer, exceptAuthKeys: exceptAuthKeys)
@@ -2096,7 +2107,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.dropTempAuthKeys` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func dropTempAuthKeys(into buffer: Buffer, exceptAuthKeys: [Int64]) {
         buffer.appendUInt32(0x8e48a188)
         buffer.appendVector(exceptAuthKeys, boxed: true)
@@ -2107,6 +2118,7 @@ extension Api.functions.account {
     /// `account.checkUsername#2714d86c username:string = Bool;`
     ///
     /// <https://core.telegram.org/method/account.checkUsername>
+    @_optimize(none)
     public static func checkUsername(username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkUsername(into: buffer, username: username)
@@ -2114,7 +2126,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.checkUsername` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkUsername(into buffer: Buffer, username: String) {
         buffer.appendUInt32(0x2714d86c)
         buffer.appendTLString(username)
@@ -2125,6 +2137,7 @@ extension Api.functions.account {
     /// `account.getWallPaper#fc8ddbea wallpaper:InputWallPaper = WallPaper;`
     ///
     /// <https://core.telegram.org/method/account.getWallPaper>
+    @_optimize(none)
     public static func getWallPaper(wallpaper: Api.InputWallPaper) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WallPaper>) {
         let buffer = Buffer()
         getWallPaper(into: buffer, wallpaper: wallpaper)
@@ -2132,7 +2145,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getWallPaper` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getWallPaper(into buffer: Buffer, wallpaper: Api.InputWallPaper) {
         buffer.appendUInt32(0xfc8ddbea)
         wallpaper.serialize(buffer, true)
@@ -2143,6 +2156,7 @@ extension Api.functions.account {
     /// `account.saveAutoSaveSettings#d69b8361 flags:# users:flags.0?true chats:flags.1?true broadcasts:flags.2?true peer:flags.3?InputPeer settings:AutoSaveSettings = Bool;`
     ///
     /// <https://core.telegram.org/method/account.saveAutoSaveSettings>
+    @_optimize(none)
     public static func saveAutoSaveSettings(users: Bool = false, chats: Bool = false, broadcasts: Bool = false, peer: Api.InputPeer? = nil, settings: Api.AutoSaveSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveAutoSaveSettings(into: buffer, users: users, chats: chats, broadcasts: broadcasts, peer: peer, settings: settings)
@@ -2150,7 +2164,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveAutoSaveSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveAutoSaveSettings(into buffer: Buffer, users: Bool = false, chats: Bool = false, broadcasts: Bool = false, peer: Api.InputPeer? = nil, settings: Api.AutoSaveSettings) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: users)
@@ -2170,6 +2184,7 @@ extension Api.functions.account {
     /// `account.getDefaultBackgroundEmojis#a60ab9ce hash:long = EmojiList;`
     ///
     /// <https://core.telegram.org/method/account.getDefaultBackgroundEmojis>
+    @_optimize(none)
     public static func getDefaultBackgroundEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
         let buffer = Buffer()
         getDefaultBackgroundEmojis(into: buffer, hash: hash)
@@ -2177,7 +2192,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getDefaultBackgroundEmojis` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDefaultBackgroundEmojis(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xa60ab9ce)
@@ -2190,6 +2205,7 @@ extension Api.functions.account {
     /// `account.updateBusinessAwayMessage#a26a7fa5 flags:# message:flags.0?InputBusinessAwayMessage = Bool;`
     ///
     /// <https://core.telegram.org/method/account.updateBusinessAwayMessage>
+    @_optimize(none)
     public static func updateBusinessAwayMessage(message: Api.InputBusinessAwayMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateBusinessAwayMessage(into: buffer, message: message)
@@ -2197,7 +2213,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessAwayMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateBusinessAwayMessage(into buffer: Buffer, message: Api.InputBusinessAwayMessage? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: message != nil)
@@ -2213,6 +2229,7 @@ extension Api.functions.account {
     /// `account.disablePeerConnectedBot#5e437ed9 peer:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/account.disablePeerConnectedBot>
+    @_optimize(none)
     public static func disablePeerConnectedBot(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         disablePeerConnectedBot(into: buffer, peer: peer)
@@ -2220,7 +2237,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.disablePeerConnectedBot` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func disablePeerConnectedBot(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x5e437ed9)
         peer.serialize(buffer, true)
@@ -2231,6 +2248,7 @@ extension Api.functions.account {
     /// `account.toggleWebBrowserSettingsException#60ed4229 flags:# delete:flags.1?true open_external_browser:flags.0?Bool url:string = Updates;`
     ///
     /// <https://core.telegram.org/method/account.toggleWebBrowserSettingsException>
+    @_optimize(none)
     public static func toggleWebBrowserSettingsException(delete: Bool = false, openExternalBrowser: Bool? = nil, url: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleWebBrowserSettingsException(into: buffer, delete: delete, openExternalBrowser: openExternalBrowser, url: url)
@@ -2238,7 +2256,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.toggleWebBrowserSettingsException` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleWebBrowserSettingsException(into buffer: Buffer, delete: Bool = false, openExternalBrowser: Bool? = nil, url: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: delete)
@@ -2258,6 +2276,7 @@ extension Api.functions.account {
     /// `account.deleteWebBrowserSettingsExceptions#86a0765d = account.WebBrowserSettings;`
     ///
     /// <https://core.telegram.org/method/account.deleteWebBrowserSettingsExceptions>
+    @_optimize(none)
     public static func deleteWebBrowserSettingsExceptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebBrowserSettings>) {
         let buffer = Buffer()
         deleteWebBrowserSettingsExceptions(into: buffer)
@@ -2265,7 +2284,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.deleteWebBrowserSettingsExceptions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteWebBrowserSettingsExceptions(into buffer: Buffer) {
         buffer.appendUInt32(0x86a0765d)
     }
@@ -2275,6 +2294,7 @@ extension Api.functions.contacts {
     /// `contacts.setBlocked#94c65c76 flags:# my_stories_from:flags.0?true id:Vector<InputPeer> limit:int = Bool;`
     ///
     /// <https://core.telegram.org/method/contacts.setBlocked>
+    @_optimize(none)
     public static func setBlocked(myStoriesFrom: Bool = false, id: [Api.InputPeer], limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBlocked(into: buffer, myStoriesFrom: myStoriesFrom, id: id, limit: limit)
@@ -2282,7 +2302,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.setBlocked` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setBlocked(into buffer: Buffer, myStoriesFrom: Bool = false, id: [Api.InputPeer], limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: myStoriesFrom)
@@ -2299,6 +2319,7 @@ extension Api.functions.messages {
     /// `messages.checkChatInvite#3eadb1bb hash:string = ChatInvite;`
     ///
     /// <https://core.telegram.org/method/messages.checkChatInvite>
+    @_optimize(none)
     public static func checkChatInvite(hash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ChatInvite>) {
         let buffer = Buffer()
         checkChatInvite(into: buffer, hash: hash)
@@ -2306,7 +2327,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.checkChatInvite` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkChatInvite(into buffer: Buffer, hash: String) {
         buffer.appendUInt32(0x3eadb1bb)
         buffer.appendTLString(hash)
@@ -2317,6 +2338,7 @@ extension Api.functions.messages {
     /// `messages.getScheduledMessages#bdbb0464 peer:InputPeer id:Vector<int> = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.getScheduledMessages>
+    @_optimize(none)
     public static func getScheduledMessages(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getScheduledMessages(into: buffer, peer: peer, id: id)
@@ -2324,7 +2346,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getScheduledMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getScheduledMessages(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0xbdbb0464)
         peer.serialize(buffer, true)
@@ -2336,6 +2358,7 @@ extension Api.functions.messages {
     /// `messages.initHistoryImport#34090c3b peer:InputPeer file:InputFile media_count:int = messages.HistoryImport;`
     ///
     /// <https://core.telegram.org/method/messages.initHistoryImport>
+    @_optimize(none)
     public static func initHistoryImport(peer: Api.InputPeer, file: Api.InputFile, mediaCount: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HistoryImport>) {
         let buffer = Buffer()
         initHistoryImport(into: buffer, peer: peer, file: file, mediaCount: mediaCount)
@@ -2343,7 +2366,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.initHistoryImport` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func initHistoryImport(into buffer: Buffer, peer: Api.InputPeer, file: Api.InputFile, mediaCount: Int32) {
         buffer.appendUInt32(0x34090c3b)
         peer.serialize(buffer, true)
@@ -2356,6 +2379,7 @@ extension Api.functions.messages {
     /// `messages.setChatAvailableReactions#864b2581 flags:# peer:InputPeer available_reactions:ChatReactions reactions_limit:flags.0?int paid_enabled:flags.1?Bool = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.setChatAvailableReactions>
+    @_optimize(none)
     public static func setChatAvailableReactions(peer: Api.InputPeer, availableReactions: Api.ChatReactions, reactionsLimit: Int32? = nil, paidEnabled: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setChatAvailableReactions(into: buffer, peer: peer, availableReactions: availableReactions, reactionsLimit: reactionsLimit, paidEnabled: paidEnabled)
@@ -2363,7 +2387,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setChatAvailableReactions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setChatAvailableReactions(into buffer: Buffer, peer: Api.InputPeer, availableReactions: Api.ChatReactions, reactionsLimit: Int32? = nil, paidEnabled: Bool? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reactionsLimit != nil)
@@ -2389,6 +2413,7 @@ extension Api.functions.messages {
     /// `messages.requestAppWebView#53618bce flags:# write_allowed:flags.0?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer app:InputBotApp start_param:flags.1?string theme_params:flags.2?DataJSON platform:string = WebViewResult;`
     ///
     /// <https://core.telegram.org/method/messages.requestAppWebView>
+    @_optimize(none)
     public static func requestAppWebView(writeAllowed: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, app: Api.InputBotApp, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
         let buffer = Buffer()
         requestAppWebView(into: buffer, writeAllowed: writeAllowed, compact: compact, fullscreen: fullscreen, peer: peer, app: app, startParam: startParam, themeParams: themeParams, platform: platform)
@@ -2396,7 +2421,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestAppWebView` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func requestAppWebView(into buffer: Buffer, writeAllowed: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, app: Api.InputBotApp, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: writeAllowed)
@@ -2422,6 +2447,7 @@ extension Api.functions.help {
     /// `help.getTermsOfServiceUpdate#2ca51fd1 = help.TermsOfServiceUpdate;`
     ///
     /// <https://core.telegram.org/method/help.getTermsOfServiceUpdate>
+    @_optimize(none)
     public static func getTermsOfServiceUpdate() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.TermsOfServiceUpdate>) {
         let buffer = Buffer()
         getTermsOfServiceUpdate(into: buffer)
@@ -2429,7 +2455,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getTermsOfServiceUpdate` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getTermsOfServiceUpdate(into buffer: Buffer) {
         buffer.appendUInt32(0x2ca51fd1)
     }
@@ -2439,6 +2465,7 @@ extension Api.functions.channels {
     /// `channels.createChannel#91006707 flags:# broadcast:flags.0?true megagroup:flags.1?true for_import:flags.3?true forum:flags.5?true title:string about:string geo_point:flags.2?InputGeoPoint address:flags.2?string ttl_period:flags.4?int = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.createChannel>
+    @_optimize(none)
     public static func createChannel(broadcast: Bool = false, megagroup: Bool = false, forImport: Bool = false, forum: Bool = false, title: String, about: String, geoPoint: Api.InputGeoPoint? = nil, address: String? = nil, ttlPeriod: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         createChannel(into: buffer, broadcast: broadcast, megagroup: megagroup, forImport: forImport, forum: forum, title: title, about: about, geoPoint: geoPoint, address: address, ttlPeriod: ttlPeriod)
@@ -2446,7 +2473,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.createChannel` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func createChannel(into buffer: Buffer, broadcast: Bool = false, megagroup: Bool = false, forImport: Bool = false, forum: Bool = false, title: String, about: String, geoPoint: Api.InputGeoPoint? = nil, address: String? = nil, ttlPeriod: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: broadcast)
@@ -2477,6 +2504,7 @@ extension Api.functions.channels {
     /// `channels.inviteToChannel#c9e33d54 channel:InputChannel users:Vector<InputUser> = messages.InvitedUsers;`
     ///
     /// <https://core.telegram.org/method/channels.inviteToChannel>
+    @_optimize(none)
     public static func inviteToChannel(channel: Api.InputChannel, users: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InvitedUsers>) {
         let buffer = Buffer()
         inviteToChannel(into: buffer, channel: channel, users: users)
@@ -2484,7 +2512,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.inviteToChannel` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func inviteToChannel(into buffer: Buffer, channel: Api.InputChannel, users: [Api.InputUser]) {
         buffer.appendUInt32(0xc9e33d54)
         channel.serialize(buffer, true)
@@ -2496,6 +2524,7 @@ extension Api.functions.channels {
     /// `channels.toggleSignatures#418d549c flags:# signatures_enabled:flags.0?true profiles_enabled:flags.1?true channel:InputChannel = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.toggleSignatures>
+    @_optimize(none)
     public static func toggleSignatures(signaturesEnabled: Bool = false, profilesEnabled: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleSignatures(into: buffer, signaturesEnabled: signaturesEnabled, profilesEnabled: profilesEnabled, channel: channel)
@@ -2503,7 +2532,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleSignatures` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleSignatures(into buffer: Buffer, signaturesEnabled: Bool = false, profilesEnabled: Bool = false, channel: Api.InputChannel) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: signaturesEnabled)
@@ -2520,6 +2549,7 @@ extension Api.functions.channels {
     /// `channels.getAdminLog#33ddf480 flags:# channel:InputChannel q:string events_filter:flags.0?ChannelAdminLogEventsFilter admins:flags.1?Vector<InputUser> max_id:long min_id:long limit:int = channels.AdminLogResults;`
     ///
     /// <https://core.telegram.org/method/channels.getAdminLog>
+    @_optimize(none)
     public static func getAdminLog(channel: Api.InputChannel, q: String, eventsFilter: Api.ChannelAdminLogEventsFilter? = nil, admins: [Api.InputUser]? = nil, maxId: Int64, minId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.AdminLogResults>) {
         let buffer = Buffer()
         getAdminLog(into: buffer, channel: channel, q: q, eventsFilter: eventsFilter, admins: admins, maxId: maxId, minId: minId, limit: limit)
@@ -2527,7 +2557,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getAdminLog` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAdminLog(into buffer: Buffer, channel: Api.InputChannel, q: String, eventsFilter: Api.ChannelAdminLogEventsFilter? = nil, admins: [Api.InputUser]? = nil, maxId: Int64, minId: Int64, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: eventsFilter != nil)
@@ -2554,6 +2584,7 @@ extension Api.functions.phone {
     /// `phone.createGroupCall#48cdc6d8 flags:# rtmp_stream:flags.2?true peer:InputPeer random_id:int title:flags.0?string schedule_date:flags.1?int = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.createGroupCall>
+    @_optimize(none)
     public static func createGroupCall(rtmpStream: Bool = false, peer: Api.InputPeer, randomId: Int32, title: String? = nil, scheduleDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         createGroupCall(into: buffer, rtmpStream: rtmpStream, peer: peer, randomId: randomId, title: title, scheduleDate: scheduleDate)
@@ -2561,7 +2592,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.createGroupCall` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func createGroupCall(into buffer: Buffer, rtmpStream: Bool = false, peer: Api.InputPeer, randomId: Int32, title: String? = nil, scheduleDate: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: rtmpStream)
@@ -2586,6 +2617,7 @@ extension Api.functions.phone {
     /// `phone.joinGroupCall#8fb53057 flags:# muted:flags.0?true video_stopped:flags.2?true call:InputGroupCall join_as:InputPeer invite_hash:flags.1?string public_key:flags.3?int256 block:flags.3?bytes params:DataJSON = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.joinGroupCall>
+    @_optimize(none)
     public static func joinGroupCall(muted: Bool = false, videoStopped: Bool = false, call: Api.InputGroupCall, joinAs: Api.InputPeer, inviteHash: String? = nil, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         joinGroupCall(into: buffer, muted: muted, videoStopped: videoStopped, call: call, joinAs: joinAs, inviteHash: inviteHash, publicKey: publicKey, block: block, params: params)
@@ -2593,7 +2625,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.joinGroupCall` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func joinGroupCall(into buffer: Buffer, muted: Bool = false, videoStopped: Bool = false, call: Api.InputGroupCall, joinAs: Api.InputPeer, inviteHash: String? = nil, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: muted)
@@ -2623,6 +2655,7 @@ extension Api.functions.phone {
     /// `phone.inviteToGroupCall#7b393160 call:InputGroupCall users:Vector<InputUser> = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.inviteToGroupCall>
+    @_optimize(none)
     public static func inviteToGroupCall(call: Api.InputGroupCall, users: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         inviteToGroupCall(into: buffer, call: call, users: users)
@@ -2630,7 +2663,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.inviteToGroupCall` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func inviteToGroupCall(into buffer: Buffer, call: Api.InputGroupCall, users: [Api.InputUser]) {
         buffer.appendUInt32(0x7b393160)
         call.serialize(buffer, true)
@@ -2642,6 +2675,7 @@ extension Api.functions.phone {
     /// `phone.getGroupCallStreamChannels#1ab21940 call:InputGroupCall = phone.GroupCallStreamChannels;`
     ///
     /// <https://core.telegram.org/method/phone.getGroupCallStreamChannels>
+    @_optimize(none)
     public static func getGroupCallStreamChannels(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCallStreamChannels>) {
         let buffer = Buffer()
         getGroupCallStreamChannels(into: buffer, call: call)
@@ -2649,7 +2683,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupCallStreamChannels` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getGroupCallStreamChannels(into buffer: Buffer, call: Api.InputGroupCall) {
         buffer.appendUInt32(0x1ab21940)
         call.serialize(buffer, true)
@@ -2660,6 +2694,7 @@ extension Api.functions.phone {
     /// `phone.sendConferenceCallBroadcast#c6701900 call:InputGroupCall block:bytes = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.sendConferenceCallBroadcast>
+    @_optimize(none)
     public static func sendConferenceCallBroadcast(call: Api.InputGroupCall, block: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendConferenceCallBroadcast(into: buffer, call: call, block: block)
@@ -2667,7 +2702,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.sendConferenceCallBroadcast` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendConferenceCallBroadcast(into buffer: Buffer, call: Api.InputGroupCall, block: [UInt8]) {
         buffer.appendUInt32(0xc6701900)
         call.serialize(buffer, true)

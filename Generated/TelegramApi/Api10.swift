@@ -10,7 +10,7 @@ extension Api {
     /// - `user#b1b8cc83 flags:# self:flags.10?true contact:flags.11?true mutual_contact:flags.12?true deleted:flags.13?true bot:flags.14?true bot_chat_history:flags.15?true bot_nochats:flags.16?true verified:flags.17?true restricted:flags.18?true min:flags.20?true bot_inline_geo:flags.21?true support:flags.23?true scam:flags.24?true apply_min_photo:flags.25?true fake:flags.26?true bot_attach_menu:flags.27?true premium:flags.28?true attach_menu_enabled:flags.29?true flags2:# bot_can_edit:flags2.1?true close_friend:flags2.2?true stories_hidden:flags2.3?true stories_unavailable:flags2.4?true contact_require_premium:flags2.10?true bot_business:flags2.11?true bot_has_main_app:flags2.13?true bot_forum_view:flags2.16?true bot_forum_can_manage_topics:flags2.17?true bot_can_manage_bots:flags2.18?true bot_guestchat:flags2.19?true bot_guard:flags2.20?true id:long access_hash:flags.0?long first_name:flags.1?string last_name:flags.2?string username:flags.3?string phone:flags.4?string photo:flags.5?UserProfilePhoto status:flags.6?UserStatus bot_info_version:flags.14?int restriction_reason:flags.18?Vector<RestrictionReason> bot_inline_placeholder:flags.19?string lang_code:flags.22?string emoji_status:flags.30?EmojiStatus usernames:flags2.0?Vector<Username> stories_max_id:flags2.5?RecentStory color:flags2.8?PeerColor profile_color:flags2.9?PeerColor bot_active_users:flags2.12?int bot_verification_icon:flags2.14?long send_paid_messages_stars:flags2.15?long linked_community_id:flags2.21?long = User;`
     ///
     /// <https://core.telegram.org/type/User>
-    public enum User: TLSchemaDescribed, TLParsable {
+    public enum User: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `userEmpty#d3bc4b7a id:long = User;`
         ///
         /// <https://core.telegram.org/constructor/userEmpty>
@@ -93,6 +93,7 @@ extension Api {
             /// `restricted` shares its bit with value fields: set exactly when they are.
             public var restricted: Bool { restrictionReason != nil }
 
+            @_optimize(none)
             public init(isSelf: Bool = false, contact: Bool = false, mutualContact: Bool = false, deleted: Bool = false, botChatHistory: Bool = false, botNochats: Bool = false, verified: Bool = false, min: Bool = false, botInlineGeo: Bool = false, support: Bool = false, scam: Bool = false, applyMinPhoto: Bool = false, fake: Bool = false, botAttachMenu: Bool = false, premium: Bool = false, attachMenuEnabled: Bool = false, botCanEdit: Bool = false, closeFriend: Bool = false, storiesHidden: Bool = false, storiesUnavailable: Bool = false, contactRequirePremium: Bool = false, botBusiness: Bool = false, botHasMainApp: Bool = false, botForumView: Bool = false, botForumCanManageTopics: Bool = false, botCanManageBots: Bool = false, botGuestchat: Bool = false, botGuard: Bool = false, id: Int64, accessHash: Int64? = nil, firstName: String? = nil, lastName: String? = nil, username: String? = nil, phone: String? = nil, photo: Api.UserProfilePhoto? = nil, status: Api.UserStatus? = nil, botInfoVersion: Int32? = nil, restrictionReason: [Api.RestrictionReason]? = nil, botInlinePlaceholder: String? = nil, langCode: String? = nil, emojiStatus: Api.EmojiStatus? = nil, usernames: [Api.Username]? = nil, storiesMaxId: Api.RecentStory? = nil, color: Api.PeerColor? = nil, profileColor: Api.PeerColor? = nil, botActiveUsers: Int32? = nil, botVerificationIcon: Int64? = nil, sendPaidMessagesStars: Int64? = nil, linkedCommunityId: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x400, when: isSelf)
@@ -417,7 +418,7 @@ extension Api {
     /// - `inputChannelFromMessage#5b934f9d peer:InputPeer msg_id:int channel_id:long = InputChannel;`
     ///
     /// <https://core.telegram.org/type/InputChannel>
-    public enum InputChannel: TLSchemaDescribed, TLParsable {
+    public enum InputChannel: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputChannelEmpty#ee8c1e86 = InputChannel;`
         ///
         /// <https://core.telegram.org/constructor/inputChannelEmpty>
@@ -538,7 +539,7 @@ extension Api.channels {
     /// - `channels.channelParticipantsNotModified#f0173fe9 = channels.ChannelParticipants;`
     ///
     /// <https://core.telegram.org/type/channels.ChannelParticipants>
-    public enum ChannelParticipants: TLSchemaDescribed, TLParsable {
+    public enum ChannelParticipants: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `channels.channelParticipants#9ab0feaf count:int participants:Vector<ChannelParticipant> chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipants;`
         ///
         /// <https://core.telegram.org/constructor/channels.channelParticipants>
@@ -627,7 +628,7 @@ extension Api {
     /// - `botInlineMediaResult#17db940b flags:# id:string type:string photo:flags.0?Photo document:flags.1?Document title:flags.2?string description:flags.3?string send_message:BotInlineMessage = BotInlineResult;`
     ///
     /// <https://core.telegram.org/type/BotInlineResult>
-    public enum BotInlineResult: TLSchemaDescribed, TLParsable {
+    public enum BotInlineResult: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `botInlineResult#11965f3a flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?WebDocument content:flags.5?WebDocument send_message:BotInlineMessage = BotInlineResult;`
         ///
         /// <https://core.telegram.org/constructor/botInlineResult>
@@ -652,6 +653,7 @@ extension Api {
             public let content: Api.WebDocument?
             public let sendMessage: Api.BotInlineMessage
 
+            @_optimize(none)
             public init(id: String, type: String, title: String? = nil, description: String? = nil, url: String? = nil, thumb: Api.WebDocument? = nil, content: Api.WebDocument? = nil, sendMessage: Api.BotInlineMessage) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: title != nil)
@@ -697,6 +699,7 @@ extension Api {
             public let description: String?
             public let sendMessage: Api.BotInlineMessage
 
+            @_optimize(none)
             public init(id: String, type: String, photo: Api.Photo? = nil, document: Api.Document? = nil, title: String? = nil, description: String? = nil, sendMessage: Api.BotInlineMessage) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: photo != nil)
@@ -871,7 +874,7 @@ extension Api {
     /// - `cdnConfig#5725e40a public_keys:Vector<CdnPublicKey> = CdnConfig;`
     ///
     /// <https://core.telegram.org/type/CdnConfig>
-    public enum CdnConfig: TLSchemaDescribed, TLParsable {
+    public enum CdnConfig: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `cdnConfig#5725e40a public_keys:Vector<CdnPublicKey> = CdnConfig;`
         ///
         /// <https://core.telegram.org/constructor/cdnConfig>
@@ -930,7 +933,7 @@ extension Api.account {
     /// - `account.contentSettings#57e28221 flags:# sensitive_enabled:flags.0?true sensitive_can_change:flags.1?true = account.ContentSettings;`
     ///
     /// <https://core.telegram.org/type/account.ContentSettings>
-    public enum ContentSettings: TLSchemaDescribed, TLParsable {
+    public enum ContentSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.contentSettings#57e28221 flags:# sensitive_enabled:flags.0?true sensitive_can_change:flags.1?true = account.ContentSettings;`
         ///
         /// <https://core.telegram.org/constructor/account.contentSettings>
@@ -945,6 +948,7 @@ extension Api.account {
             public var sensitiveEnabled: Bool { tlFlagIsSet(flags, 0x1) }
             public var sensitiveCanChange: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(sensitiveEnabled: Bool = false, sensitiveCanChange: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: sensitiveEnabled)
@@ -1002,7 +1006,7 @@ extension Api {
     /// - `statsDateRangeDays#b637edaf min_date:int max_date:int = StatsDateRangeDays;`
     ///
     /// <https://core.telegram.org/type/StatsDateRangeDays>
-    public enum StatsDateRangeDays: TLSchemaDescribed, TLParsable {
+    public enum StatsDateRangeDays: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `statsDateRangeDays#b637edaf min_date:int max_date:int = StatsDateRangeDays;`
         ///
         /// <https://core.telegram.org/constructor/statsDateRangeDays>
@@ -1069,7 +1073,7 @@ extension Api.chatlists {
     /// - `chatlists.chatlistUpdates#93bd878d missing_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistUpdates;`
     ///
     /// <https://core.telegram.org/type/chatlists.ChatlistUpdates>
-    public enum ChatlistUpdates: TLSchemaDescribed, TLParsable {
+    public enum ChatlistUpdates: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatlists.chatlistUpdates#93bd878d missing_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistUpdates;`
         ///
         /// <https://core.telegram.org/constructor/chatlists.chatlistUpdates>
@@ -1139,7 +1143,7 @@ extension Api.help {
     /// - `help.peerColorOption#adec6ebe flags:# hidden:flags.0?true color_id:int colors:flags.1?help.PeerColorSet dark_colors:flags.2?help.PeerColorSet channel_min_level:flags.3?int group_min_level:flags.4?int = help.PeerColorOption;`
     ///
     /// <https://core.telegram.org/type/help.PeerColorOption>
-    public enum PeerColorOption: TLSchemaDescribed, TLParsable {
+    public enum PeerColorOption: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.peerColorOption#adec6ebe flags:# hidden:flags.0?true color_id:int colors:flags.1?help.PeerColorSet dark_colors:flags.2?help.PeerColorSet channel_min_level:flags.3?int group_min_level:flags.4?int = help.PeerColorOption;`
         ///
         /// <https://core.telegram.org/constructor/help.peerColorOption>
@@ -1158,6 +1162,7 @@ extension Api.help {
             public let groupMinLevel: Int32?
             public var hidden: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(hidden: Bool = false, colorId: Int32, colors: Api.help.PeerColorSet? = nil, darkColors: Api.help.PeerColorSet? = nil, channelMinLevel: Int32? = nil, groupMinLevel: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: hidden)
@@ -1262,7 +1267,7 @@ extension Api {
     /// - `starsTransaction#13659eb0 flags:# refund:flags.3?true pending:flags.4?true failed:flags.6?true gift:flags.10?true reaction:flags.11?true stargift_upgrade:flags.18?true business_transfer:flags.21?true stargift_resale:flags.22?true posts_search:flags.24?true stargift_prepaid_upgrade:flags.25?true stargift_drop_original_details:flags.26?true phonegroup_message:flags.27?true stargift_auction_bid:flags.28?true offer:flags.29?true id:string amount:StarsAmount date:int peer:StarsTransactionPeer title:flags.0?string description:flags.1?string photo:flags.2?WebDocument transaction_date:flags.5?int transaction_url:flags.5?string bot_payload:flags.7?bytes msg_id:flags.8?int extended_media:flags.9?Vector<MessageMedia> subscription_period:flags.12?int giveaway_post_id:flags.13?int stargift:flags.14?StarGift floodskip_number:flags.15?int starref_commission_permille:flags.16?int starref_peer:flags.17?Peer starref_amount:flags.17?StarsAmount paid_messages:flags.19?int premium_gift_months:flags.20?int ads_proceeds_from_date:flags.23?int ads_proceeds_to_date:flags.23?int = StarsTransaction;`
     ///
     /// <https://core.telegram.org/type/StarsTransaction>
-    public enum StarsTransaction: TLSchemaDescribed, TLParsable {
+    public enum StarsTransaction: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starsTransaction#13659eb0 flags:# refund:flags.3?true pending:flags.4?true failed:flags.6?true gift:flags.10?true reaction:flags.11?true stargift_upgrade:flags.18?true business_transfer:flags.21?true stargift_resale:flags.22?true posts_search:flags.24?true stargift_prepaid_upgrade:flags.25?true stargift_drop_original_details:flags.26?true phonegroup_message:flags.27?true stargift_auction_bid:flags.28?true offer:flags.29?true id:string amount:StarsAmount date:int peer:StarsTransactionPeer title:flags.0?string description:flags.1?string photo:flags.2?WebDocument transaction_date:flags.5?int transaction_url:flags.5?string bot_payload:flags.7?bytes msg_id:flags.8?int extended_media:flags.9?Vector<MessageMedia> subscription_period:flags.12?int giveaway_post_id:flags.13?int stargift:flags.14?StarGift floodskip_number:flags.15?int starref_commission_permille:flags.16?int starref_peer:flags.17?Peer starref_amount:flags.17?StarsAmount paid_messages:flags.19?int premium_gift_months:flags.20?int ads_proceeds_from_date:flags.23?int ads_proceeds_to_date:flags.23?int = StarsTransaction;`
         ///
         /// <https://core.telegram.org/constructor/starsTransaction>
@@ -1312,6 +1317,7 @@ extension Api {
             public var stargiftAuctionBid: Bool { tlFlagIsSet(flags, 0x10000000) }
             public var offer: Bool { tlFlagIsSet(flags, 0x20000000) }
 
+            @_optimize(none)
             public init(refund: Bool = false, pending: Bool = false, failed: Bool = false, gift: Bool = false, reaction: Bool = false, stargiftUpgrade: Bool = false, businessTransfer: Bool = false, stargiftResale: Bool = false, postsSearch: Bool = false, stargiftPrepaidUpgrade: Bool = false, stargiftDropOriginalDetails: Bool = false, phonegroupMessage: Bool = false, stargiftAuctionBid: Bool = false, offer: Bool = false, id: String, amount: Api.StarsAmount, date: Int32, peer: Api.StarsTransactionPeer, title: String? = nil, description: String? = nil, photo: Api.WebDocument? = nil, transactionDate: Int32? = nil, transactionUrl: String? = nil, botPayload: [UInt8]? = nil, msgId: Int32? = nil, extendedMedia: [Api.MessageMedia]? = nil, subscriptionPeriod: Int32? = nil, giveawayPostId: Int32? = nil, stargift: Api.StarGift? = nil, floodskipNumber: Int32? = nil, starrefCommissionPermille: Int32? = nil, starrefPeer: Api.Peer? = nil, starrefAmount: Api.StarsAmount? = nil, paidMessages: Int32? = nil, premiumGiftMonths: Int32? = nil, adsProceedsFromDate: Int32? = nil, adsProceedsToDate: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x8, when: refund)
@@ -1610,7 +1616,7 @@ extension Api {
     /// - `botPreviewMedia#23e91ba3 date:int media:MessageMedia = BotPreviewMedia;`
     ///
     /// <https://core.telegram.org/type/BotPreviewMedia>
-    public enum BotPreviewMedia: TLSchemaDescribed, TLParsable {
+    public enum BotPreviewMedia: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `botPreviewMedia#23e91ba3 date:int media:MessageMedia = BotPreviewMedia;`
         ///
         /// <https://core.telegram.org/constructor/botPreviewMedia>
@@ -1677,7 +1683,7 @@ extension Api.payments {
     /// - `payments.suggestedStarRefBots#b4d5d859 flags:# count:int suggested_bots:Vector<StarRefProgram> users:Vector<User> next_offset:flags.0?string = payments.SuggestedStarRefBots;`
     ///
     /// <https://core.telegram.org/type/payments.SuggestedStarRefBots>
-    public enum SuggestedStarRefBots: TLSchemaDescribed, TLParsable {
+    public enum SuggestedStarRefBots: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.suggestedStarRefBots#b4d5d859 flags:# count:int suggested_bots:Vector<StarRefProgram> users:Vector<User> next_offset:flags.0?string = payments.SuggestedStarRefBots;`
         ///
         /// <https://core.telegram.org/constructor/payments.suggestedStarRefBots>
@@ -1694,6 +1700,7 @@ extension Api.payments {
             public let users: [Api.User]
             public let nextOffset: String?
 
+            @_optimize(none)
             public init(count: Int32, suggestedBots: [Api.StarRefProgram], users: [Api.User], nextOffset: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
@@ -1776,7 +1783,7 @@ extension Api {
     /// - `savedStarGift#41df43fc flags:# name_hidden:flags.0?true unsaved:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true pinned_to_top:flags.12?true upgrade_separate:flags.17?true from_id:flags.1?Peer date:int gift:StarGift message:flags.2?TextWithEntities msg_id:flags.3?int saved_id:flags.11?long convert_stars:flags.4?long upgrade_stars:flags.6?long can_export_at:flags.7?int transfer_stars:flags.8?long can_transfer_at:flags.13?int can_resell_at:flags.14?int collection_id:flags.15?Vector<int> prepaid_upgrade_hash:flags.16?string drop_original_details_stars:flags.18?long gift_num:flags.19?int can_craft_at:flags.20?int = SavedStarGift;`
     ///
     /// <https://core.telegram.org/type/SavedStarGift>
-    public enum SavedStarGift: TLSchemaDescribed, TLParsable {
+    public enum SavedStarGift: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `savedStarGift#41df43fc flags:# name_hidden:flags.0?true unsaved:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true pinned_to_top:flags.12?true upgrade_separate:flags.17?true from_id:flags.1?Peer date:int gift:StarGift message:flags.2?TextWithEntities msg_id:flags.3?int saved_id:flags.11?long convert_stars:flags.4?long upgrade_stars:flags.6?long can_export_at:flags.7?int transfer_stars:flags.8?long can_transfer_at:flags.13?int can_resell_at:flags.14?int collection_id:flags.15?Vector<int> prepaid_upgrade_hash:flags.16?string drop_original_details_stars:flags.18?long gift_num:flags.19?int can_craft_at:flags.20?int = SavedStarGift;`
         ///
         /// <https://core.telegram.org/constructor/savedStarGift>
@@ -1812,6 +1819,7 @@ extension Api {
             public var pinnedToTop: Bool { tlFlagIsSet(flags, 0x1000) }
             public var upgradeSeparate: Bool { tlFlagIsSet(flags, 0x20000) }
 
+            @_optimize(none)
             public init(nameHidden: Bool = false, unsaved: Bool = false, refunded: Bool = false, canUpgrade: Bool = false, pinnedToTop: Bool = false, upgradeSeparate: Bool = false, fromId: Api.Peer? = nil, date: Int32, gift: Api.StarGift, message: Api.TextWithEntities? = nil, msgId: Int32? = nil, savedId: Int64? = nil, convertStars: Int64? = nil, upgradeStars: Int64? = nil, canExportAt: Int32? = nil, transferStars: Int64? = nil, canTransferAt: Int32? = nil, canResellAt: Int32? = nil, collectionId: [Int32]? = nil, prepaidUpgradeHash: String? = nil, dropOriginalDetailsStars: Int64? = nil, giftNum: Int32? = nil, canCraftAt: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nameHidden)
@@ -2049,7 +2057,7 @@ extension Api.payments {
     /// - `payments.uniqueStarGiftValueInfo#512fe446 flags:# last_sale_on_fragment:flags.1?true value_is_average:flags.6?true currency:string value:long initial_sale_date:int initial_sale_stars:long initial_sale_price:long last_sale_date:flags.0?int last_sale_price:flags.0?long floor_price:flags.2?long average_price:flags.3?long listed_count:flags.4?int fragment_listed_count:flags.5?int fragment_listed_url:flags.5?string = payments.UniqueStarGiftValueInfo;`
     ///
     /// <https://core.telegram.org/type/payments.UniqueStarGiftValueInfo>
-    public enum UniqueStarGiftValueInfo: TLSchemaDescribed, TLParsable {
+    public enum UniqueStarGiftValueInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.uniqueStarGiftValueInfo#512fe446 flags:# last_sale_on_fragment:flags.1?true value_is_average:flags.6?true currency:string value:long initial_sale_date:int initial_sale_stars:long initial_sale_price:long last_sale_date:flags.0?int last_sale_price:flags.0?long floor_price:flags.2?long average_price:flags.3?long listed_count:flags.4?int fragment_listed_count:flags.5?int fragment_listed_url:flags.5?string = payments.UniqueStarGiftValueInfo;`
         ///
         /// <https://core.telegram.org/constructor/payments.uniqueStarGiftValueInfo>
@@ -2076,6 +2084,7 @@ extension Api.payments {
             public var lastSaleOnFragment: Bool { tlFlagIsSet(flags, 0x2) }
             public var valueIsAverage: Bool { tlFlagIsSet(flags, 0x40) }
 
+            @_optimize(none)
             public init(lastSaleOnFragment: Bool = false, valueIsAverage: Bool = false, currency: String, value: Int64, initialSaleDate: Int32, initialSaleStars: Int64, initialSalePrice: Int64, lastSaleDate: Int32? = nil, lastSalePrice: Int64? = nil, floorPrice: Int64? = nil, averagePrice: Int64? = nil, listedCount: Int32? = nil, fragmentListedCount: Int32? = nil, fragmentListedUrl: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: lastSaleOnFragment)
@@ -2236,7 +2245,7 @@ extension Api.payments {
     /// - `payments.starGiftAuctionAcquiredGifts#7d5bd1f0 gifts:Vector<StarGiftAuctionAcquiredGift> users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionAcquiredGifts;`
     ///
     /// <https://core.telegram.org/type/payments.StarGiftAuctionAcquiredGifts>
-    public enum StarGiftAuctionAcquiredGifts: TLSchemaDescribed, TLParsable {
+    public enum StarGiftAuctionAcquiredGifts: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.starGiftAuctionAcquiredGifts#7d5bd1f0 gifts:Vector<StarGiftAuctionAcquiredGift> users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionAcquiredGifts;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftAuctionAcquiredGifts>
@@ -2343,6 +2352,7 @@ extension Api.functions.account {
     /// `account.verifyEmail#032da4cf purpose:EmailVerifyPurpose verification:EmailVerification = account.EmailVerified;`
     ///
     /// <https://core.telegram.org/method/account.verifyEmail>
+    @_optimize(none)
     public static func verifyEmail(purpose: Api.EmailVerifyPurpose, verification: Api.EmailVerification) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmailVerified>) {
         let buffer = Buffer()
         verifyEmail(into: buffer, purpose: purpose, verification: verification)
@@ -2350,7 +2360,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.verifyEmail` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func verifyEmail(into buffer: Buffer, purpose: Api.EmailVerifyPurpose, verification: Api.EmailVerification) {
         buffer.appendUInt32(0x032da4cf)
         purpose.serialize(buffer, true)
@@ -2362,6 +2372,7 @@ extension Api.functions.account {
     /// `account.toggleSponsoredMessages#b9d9a38d enabled:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/account.toggleSponsoredMessages>
+    @_optimize(none)
     public static func toggleSponsoredMessages(enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleSponsoredMessages(into: buffer, enabled: enabled)
@@ -2369,7 +2380,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.toggleSponsoredMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleSponsoredMessages(into buffer: Buffer, enabled: Bool) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb9d9a38d)
@@ -2382,6 +2393,7 @@ extension Api.functions.contacts {
     /// `contacts.getContacts#5dd69e12 hash:long = contacts.Contacts;`
     ///
     /// <https://core.telegram.org/method/contacts.getContacts>
+    @_optimize(none)
     public static func getContacts(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.Contacts>) {
         let buffer = Buffer()
         getContacts(into: buffer, hash: hash)
@@ -2389,7 +2401,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getContacts` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getContacts(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x5dd69e12)
@@ -2402,6 +2414,7 @@ extension Api.functions.messages {
     /// `messages.getStickers#d5a5d3a1 emoticon:string hash:long = messages.Stickers;`
     ///
     /// <https://core.telegram.org/method/messages.getStickers>
+    @_optimize(none)
     public static func getStickers(emoticon: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Stickers>) {
         let buffer = Buffer()
         getStickers(into: buffer, emoticon: emoticon, hash: hash)
@@ -2409,7 +2422,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStickers(into buffer: Buffer, emoticon: String, hash: Int64) {
         buffer.appendUInt32(0xd5a5d3a1)
         buffer.appendTLString(emoticon)
@@ -2421,6 +2434,7 @@ extension Api.functions.messages {
     /// `messages.getSavedGifs#5cf09635 hash:long = messages.SavedGifs;`
     ///
     /// <https://core.telegram.org/method/messages.getSavedGifs>
+    @_optimize(none)
     public static func getSavedGifs(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedGifs>) {
         let buffer = Buffer()
         getSavedGifs(into: buffer, hash: hash)
@@ -2428,7 +2442,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSavedGifs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSavedGifs(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x5cf09635)
@@ -2441,6 +2455,7 @@ extension Api.functions.messages {
     /// `messages.getInlineBotResults#514e999d flags:# bot:InputUser peer:InputPeer geo_point:flags.0?InputGeoPoint query:string offset:string = messages.BotResults;`
     ///
     /// <https://core.telegram.org/method/messages.getInlineBotResults>
+    @_optimize(none)
     public static func getInlineBotResults(bot: Api.InputUser, peer: Api.InputPeer, geoPoint: Api.InputGeoPoint? = nil, query: String, offset: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotResults>) {
         let buffer = Buffer()
         getInlineBotResults(into: buffer, bot: bot, peer: peer, geoPoint: geoPoint, query: query, offset: offset)
@@ -2448,7 +2463,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getInlineBotResults` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getInlineBotResults(into buffer: Buffer, bot: Api.InputUser, peer: Api.InputPeer, geoPoint: Api.InputGeoPoint? = nil, query: String, offset: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: geoPoint != nil)
@@ -2468,6 +2483,7 @@ extension Api.functions.messages {
     /// `messages.getAttachedStickers#cc5b67cc media:InputStickeredMedia = Vector<StickerSetCovered>;`
     ///
     /// <https://core.telegram.org/method/messages.getAttachedStickers>
+    @_optimize(none)
     public static func getAttachedStickers(media: Api.InputStickeredMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StickerSetCovered]>) {
         let buffer = Buffer()
         getAttachedStickers(into: buffer, media: media)
@@ -2475,7 +2491,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAttachedStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAttachedStickers(into buffer: Buffer, media: Api.InputStickeredMedia) {
         buffer.appendUInt32(0xcc5b67cc)
         media.serialize(buffer, true)
@@ -2486,6 +2502,7 @@ extension Api.functions.messages {
     /// `messages.getCommonChats#e40ca104 user_id:InputUser max_id:long limit:int = messages.Chats;`
     ///
     /// <https://core.telegram.org/method/messages.getCommonChats>
+    @_optimize(none)
     public static func getCommonChats(userId: Api.InputUser, maxId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getCommonChats(into: buffer, userId: userId, maxId: maxId, limit: limit)
@@ -2493,7 +2510,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getCommonChats` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getCommonChats(into buffer: Buffer, userId: Api.InputUser, maxId: Int64, limit: Int32) {
         buffer.appendUInt32(0xe40ca104)
         userId.serialize(buffer, true)
@@ -2508,6 +2525,7 @@ extension Api.functions.messages {
     /// `messages.requestUrlAuth#894cc99c flags:# peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string in_app_origin:flags.3?string = UrlAuthResult;`
     ///
     /// <https://core.telegram.org/method/messages.requestUrlAuth>
+    @_optimize(none)
     public static func requestUrlAuth(peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, inAppOrigin: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.UrlAuthResult>) {
         let buffer = Buffer()
         requestUrlAuth(into: buffer, peer: peer, msgId: msgId, buttonId: buttonId, url: url, inAppOrigin: inAppOrigin)
@@ -2515,7 +2533,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestUrlAuth` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func requestUrlAuth(into buffer: Buffer, peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, inAppOrigin: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: peer != nil && msgId != nil && buttonId != nil)
@@ -2549,6 +2567,7 @@ extension Api.functions.messages {
     /// `messages.getExportedChatInvite#73746f5c peer:InputPeer link:string = messages.ExportedChatInvite;`
     ///
     /// <https://core.telegram.org/method/messages.getExportedChatInvite>
+    @_optimize(none)
     public static func getExportedChatInvite(peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvite>) {
         let buffer = Buffer()
         getExportedChatInvite(into: buffer, peer: peer, link: link)
@@ -2556,7 +2575,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getExportedChatInvite` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getExportedChatInvite(into buffer: Buffer, peer: Api.InputPeer, link: String) {
         buffer.appendUInt32(0x73746f5c)
         peer.serialize(buffer, true)
@@ -2568,6 +2587,7 @@ extension Api.functions.messages {
     /// `messages.editExportedChatInvite#bdca2f75 flags:# revoked:flags.2?true peer:InputPeer link:string expire_date:flags.0?int usage_limit:flags.1?int request_needed:flags.3?Bool title:flags.4?string = messages.ExportedChatInvite;`
     ///
     /// <https://core.telegram.org/method/messages.editExportedChatInvite>
+    @_optimize(none)
     public static func editExportedChatInvite(revoked: Bool = false, peer: Api.InputPeer, link: String, expireDate: Int32? = nil, usageLimit: Int32? = nil, requestNeeded: Bool? = nil, title: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvite>) {
         let buffer = Buffer()
         editExportedChatInvite(into: buffer, revoked: revoked, peer: peer, link: link, expireDate: expireDate, usageLimit: usageLimit, requestNeeded: requestNeeded, title: title)
@@ -2575,7 +2595,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editExportedChatInvite` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editExportedChatInvite(into buffer: Buffer, revoked: Bool = false, peer: Api.InputPeer, link: String, expireDate: Int32? = nil, usageLimit: Int32? = nil, requestNeeded: Bool? = nil, title: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: revoked)
@@ -2610,6 +2630,7 @@ extension Api.functions.channels {
     /// `channels.reorderUsernames#b45ced1d channel:InputChannel order:Vector<string> = Bool;`
     ///
     /// <https://core.telegram.org/method/channels.reorderUsernames>
+    @_optimize(none)
     public static func reorderUsernames(channel: Api.InputChannel, order: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderUsernames(into: buffer, channel: channel, order: order)
@@ -2617,7 +2638,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.reorderUsernames` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reorderUsernames(into buffer: Buffer, channel: Api.InputChannel, order: [String]) {
         buffer.appendUInt32(0xb45ced1d)
         channel.serialize(buffer, true)
@@ -2629,6 +2650,7 @@ extension Api.functions.bots {
     /// `bots.getBotMenuButton#9c60eb28 user_id:InputUser = BotMenuButton;`
     ///
     /// <https://core.telegram.org/method/bots.getBotMenuButton>
+    @_optimize(none)
     public static func getBotMenuButton(userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BotMenuButton>) {
         let buffer = Buffer()
         getBotMenuButton(into: buffer, userId: userId)
@@ -2636,7 +2658,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getBotMenuButton` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getBotMenuButton(into buffer: Buffer, userId: Api.InputUser) {
         buffer.appendUInt32(0x9c60eb28)
         userId.serialize(buffer, true)
@@ -2647,6 +2669,7 @@ extension Api.functions.payments {
     /// `payments.refundStarsCharge#25ae8f4a user_id:InputUser charge_id:string = Updates;`
     ///
     /// <https://core.telegram.org/method/payments.refundStarsCharge>
+    @_optimize(none)
     public static func refundStarsCharge(userId: Api.InputUser, chargeId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         refundStarsCharge(into: buffer, userId: userId, chargeId: chargeId)
@@ -2654,7 +2677,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.refundStarsCharge` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func refundStarsCharge(into buffer: Buffer, userId: Api.InputUser, chargeId: String) {
         buffer.appendUInt32(0x25ae8f4a)
         userId.serialize(buffer, true)
@@ -2666,6 +2689,7 @@ extension Api.functions.payments {
     /// `payments.getStarsGiftOptions#d3c96bc8 flags:# user_id:flags.0?InputUser = Vector<StarsGiftOption>;`
     ///
     /// <https://core.telegram.org/method/payments.getStarsGiftOptions>
+    @_optimize(none)
     public static func getStarsGiftOptions(userId: Api.InputUser? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StarsGiftOption]>) {
         let buffer = Buffer()
         getStarsGiftOptions(into: buffer, userId: userId)
@@ -2673,7 +2697,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsGiftOptions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarsGiftOptions(into buffer: Buffer, userId: Api.InputUser? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: userId != nil)
@@ -2689,6 +2713,7 @@ extension Api.functions.phone {
     /// `phone.acceptCall#3bd2b4a0 peer:InputPhoneCall g_b:bytes protocol:PhoneCallProtocol = phone.PhoneCall;`
     ///
     /// <https://core.telegram.org/method/phone.acceptCall>
+    @_optimize(none)
     public static func acceptCall(peer: Api.InputPhoneCall, gB: [UInt8], `protocol`: Api.PhoneCallProtocol) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.PhoneCall>) {
         let buffer = Buffer()
         acceptCall(into: buffer, peer: peer, gB: gB, protocol: `protocol`)
@@ -2696,7 +2721,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.acceptCall` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func acceptCall(into buffer: Buffer, peer: Api.InputPhoneCall, gB: [UInt8], `protocol`: Api.PhoneCallProtocol) {
         buffer.appendUInt32(0x3bd2b4a0)
         peer.serialize(buffer, true)
@@ -2709,6 +2734,7 @@ extension Api.functions.phone {
     /// `phone.saveCallDebug#277add7e peer:InputPhoneCall debug:DataJSON = Bool;`
     ///
     /// <https://core.telegram.org/method/phone.saveCallDebug>
+    @_optimize(none)
     public static func saveCallDebug(peer: Api.InputPhoneCall, debug: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveCallDebug(into: buffer, peer: peer, debug: debug)
@@ -2716,7 +2742,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.saveCallDebug` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveCallDebug(into buffer: Buffer, peer: Api.InputPhoneCall, debug: Api.DataJSON) {
         buffer.appendUInt32(0x277add7e)
         peer.serialize(buffer, true)
@@ -2728,6 +2754,7 @@ extension Api.functions.phone {
     /// `phone.getGroupCallStars#6f636302 call:InputGroupCall = phone.GroupCallStars;`
     ///
     /// <https://core.telegram.org/method/phone.getGroupCallStars>
+    @_optimize(none)
     public static func getGroupCallStars(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCallStars>) {
         let buffer = Buffer()
         getGroupCallStars(into: buffer, call: call)
@@ -2735,7 +2762,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupCallStars` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getGroupCallStars(into buffer: Buffer, call: Api.InputGroupCall) {
         buffer.appendUInt32(0x6f636302)
         call.serialize(buffer, true)

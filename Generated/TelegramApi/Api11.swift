@@ -15,7 +15,7 @@ extension Api {
     /// - `inputPeerChannelFromMessage#bd2a0840 peer:InputPeer msg_id:int channel_id:long = InputPeer;`
     ///
     /// <https://core.telegram.org/type/InputPeer>
-    public enum InputPeer: TLSchemaDescribed, TLParsable {
+    public enum InputPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputPeerEmpty#7f3b18ea = InputPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputPeerEmpty>
@@ -256,7 +256,7 @@ extension Api {
     /// - `inputPeerNotifySettings#cacb6ae2 flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int sound:flags.3?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_sound:flags.8?NotificationSound = InputPeerNotifySettings;`
     ///
     /// <https://core.telegram.org/type/InputPeerNotifySettings>
-    public enum InputPeerNotifySettings: TLSchemaDescribed, TLParsable {
+    public enum InputPeerNotifySettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputPeerNotifySettings#cacb6ae2 flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int sound:flags.3?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_sound:flags.8?NotificationSound = InputPeerNotifySettings;`
         ///
         /// <https://core.telegram.org/constructor/inputPeerNotifySettings>
@@ -276,6 +276,7 @@ extension Api {
             public let storiesHideSender: Bool?
             public let storiesSound: Api.NotificationSound?
 
+            @_optimize(none)
             public init(showPreviews: Bool? = nil, silent: Bool? = nil, muteUntil: Int32? = nil, sound: Api.NotificationSound? = nil, storiesMuted: Bool? = nil, storiesHideSender: Bool? = nil, storiesSound: Api.NotificationSound? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: showPreviews != nil)
@@ -408,7 +409,7 @@ extension Api.contacts {
     /// - `contacts.contacts#eae87e42 contacts:Vector<Contact> saved_count:int users:Vector<User> = contacts.Contacts;`
     ///
     /// <https://core.telegram.org/type/contacts.Contacts>
-    public enum Contacts: TLSchemaDescribed, TLParsable {
+    public enum Contacts: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `contacts.contactsNotModified#b74ba9d2 = contacts.Contacts;`
         ///
         /// <https://core.telegram.org/constructor/contacts.contactsNotModified>
@@ -490,7 +491,7 @@ extension Api.photos {
     /// - `photos.photosSlice#15051f54 count:int photos:Vector<Photo> users:Vector<User> = photos.Photos;`
     ///
     /// <https://core.telegram.org/type/photos.Photos>
-    public enum Photos: TLSchemaDescribed, TLParsable {
+    public enum Photos: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `photos.photos#8dca6aa5 photos:Vector<Photo> users:Vector<User> = photos.Photos;`
         ///
         /// <https://core.telegram.org/constructor/photos.photos>
@@ -599,7 +600,7 @@ extension Api.updates {
     /// - `updates.channelDifference#2064674e flags:# final:flags.0?true pts:int timeout:flags.1?int new_messages:Vector<Message> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;`
     ///
     /// <https://core.telegram.org/type/updates.ChannelDifference>
-    public enum ChannelDifference: TLSchemaDescribed, TLParsable {
+    public enum ChannelDifference: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `updates.channelDifferenceEmpty#3e11affb flags:# final:flags.0?true pts:int timeout:flags.1?int = updates.ChannelDifference;`
         ///
         /// <https://core.telegram.org/constructor/updates.channelDifferenceEmpty>
@@ -623,6 +624,7 @@ extension Api.updates {
             public let timeout: Int32?
             public var final: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(final: Bool = false, pts: Int32, timeout: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: final)
@@ -652,6 +654,7 @@ extension Api.updates {
             public let users: [Api.User]
             public var final: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(final: Bool = false, timeout: Int32? = nil, dialog: Api.Dialog, messages: [Api.Message], chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: final)
@@ -688,6 +691,7 @@ extension Api.updates {
             public let users: [Api.User]
             public var final: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(final: Bool = false, pts: Int32, timeout: Int32? = nil, newMessages: [Api.Message], otherUpdates: [Api.Update], chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: final)
@@ -849,7 +853,7 @@ extension Api.messages {
     /// - `messages.featuredStickers#be382906 flags:# premium:flags.0?true hash:long count:int sets:Vector<StickerSetCovered> unread:Vector<long> = messages.FeaturedStickers;`
     ///
     /// <https://core.telegram.org/type/messages.FeaturedStickers>
-    public enum FeaturedStickers: TLSchemaDescribed, TLParsable {
+    public enum FeaturedStickers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.featuredStickersNotModified#c6dc0c66 count:int = messages.FeaturedStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.featuredStickersNotModified>
@@ -882,6 +886,7 @@ extension Api.messages {
             public let unread: [Int64]
             public var premium: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(premium: Bool = false, hash: Int64, count: Int32, sets: [Api.StickerSetCovered], unread: [Int64]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: premium)
@@ -1015,7 +1020,7 @@ extension Api {
     /// - `pageBlockDocument#38fa3ba3 document_id:long caption:PageCaption = PageBlock;`
     ///
     /// <https://core.telegram.org/type/PageBlock>
-    public enum PageBlock: TLSchemaDescribed, TLParsable {
+    public enum PageBlock: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `pageBlockUnsupported#13567e8a = PageBlock;`
         ///
         /// <https://core.telegram.org/constructor/pageBlockUnsupported>
@@ -1305,6 +1310,7 @@ extension Api {
             public let caption: Api.RichText
             public var collapsed: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(collapsed: Bool = false, text: Api.RichText, caption: Api.RichText) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: collapsed)
@@ -1345,6 +1351,7 @@ extension Api {
             public let webpageId: Int64?
             public var spoiler: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(spoiler: Bool = false, photoId: Int64, caption: Api.PageCaption, url: String? = nil, webpageId: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: spoiler)
@@ -1377,6 +1384,7 @@ extension Api {
             public var loop: Bool { tlFlagIsSet(flags, 0x2) }
             public var spoiler: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(autoplay: Bool = false, loop: Bool = false, spoiler: Bool = false, videoId: Int64, caption: Api.PageCaption) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: autoplay)
@@ -1420,6 +1428,7 @@ extension Api {
             public var fullWidth: Bool { tlFlagIsSet(flags, 0x1) }
             public var allowScrolling: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(fullWidth: Bool = false, allowScrolling: Bool = false, url: String? = nil, html: String? = nil, posterPhotoId: Int64? = nil, w: Int32? = nil, h: Int32? = nil, caption: Api.PageCaption) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: fullWidth)
@@ -1544,6 +1553,7 @@ extension Api {
             public var striped: Bool { tlFlagIsSet(flags, 0x2) }
             public var compact: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(bordered: Bool = false, striped: Bool = false, compact: Bool = false, title: Api.RichText, rows: [Api.PageTableRow]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: bordered)
@@ -1572,6 +1582,7 @@ extension Api {
             public let type: String?
             public var reversed: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(reversed: Bool = false, items: [Api.PageListOrderedItem], start: Int32? = nil, type: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: reversed)
@@ -1601,6 +1612,7 @@ extension Api {
             public let title: Api.RichText
             public var `open`: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(`open`: Bool = false, blocks: [Api.PageBlock], title: Api.RichText) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: `open`)
@@ -1779,6 +1791,7 @@ extension Api {
             public var alignCenter: Bool { tlFlagIsSet(flags, 0x2) }
             public var alignRight: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(alignLeft: Bool = false, alignCenter: Bool = false, alignRight: Bool = false, buttons: [Api.PageButton]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: alignLeft)
@@ -2632,7 +2645,7 @@ extension Api.messages {
     /// - `messages.favedStickers#2cb51097 hash:long packs:Vector<StickerPack> stickers:Vector<Document> = messages.FavedStickers;`
     ///
     /// <https://core.telegram.org/type/messages.FavedStickers>
-    public enum FavedStickers: TLSchemaDescribed, TLParsable {
+    public enum FavedStickers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.favedStickersNotModified#9e8fa6d3 = messages.FavedStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.favedStickersNotModified>
@@ -2715,7 +2728,7 @@ extension Api.help {
     /// - `help.recentMeUrls#0e0310d7 urls:Vector<RecentMeUrl> chats:Vector<Chat> users:Vector<User> = help.RecentMeUrls;`
     ///
     /// <https://core.telegram.org/type/help.RecentMeUrls>
-    public enum RecentMeUrls: TLSchemaDescribed, TLParsable {
+    public enum RecentMeUrls: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.recentMeUrls#0e0310d7 urls:Vector<RecentMeUrl> chats:Vector<Chat> users:Vector<User> = help.RecentMeUrls;`
         ///
         /// <https://core.telegram.org/constructor/help.recentMeUrls>
@@ -2787,7 +2800,7 @@ extension Api {
     /// - `securePasswordKdfAlgoSHA512#86471d92 salt:bytes = SecurePasswordKdfAlgo;`
     ///
     /// <https://core.telegram.org/type/SecurePasswordKdfAlgo>
-    public enum SecurePasswordKdfAlgo: TLSchemaDescribed, TLParsable {
+    public enum SecurePasswordKdfAlgo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `securePasswordKdfAlgoUnknown#004a8537 = SecurePasswordKdfAlgo;`
         ///
         /// <https://core.telegram.org/constructor/securePasswordKdfAlgoUnknown>
@@ -2886,7 +2899,7 @@ extension Api {
     /// - `autoDownloadSettings#baa57628 flags:# disabled:flags.0?true video_preload_large:flags.1?true audio_preload_next:flags.2?true phonecalls_less_data:flags.3?true stories_preload:flags.4?true photo_size_max:int video_size_max:long file_size_max:long video_upload_maxbitrate:int small_queue_active_operations_max:int large_queue_active_operations_max:int = AutoDownloadSettings;`
     ///
     /// <https://core.telegram.org/type/AutoDownloadSettings>
-    public enum AutoDownloadSettings: TLSchemaDescribed, TLParsable {
+    public enum AutoDownloadSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `autoDownloadSettings#baa57628 flags:# disabled:flags.0?true video_preload_large:flags.1?true audio_preload_next:flags.2?true phonecalls_less_data:flags.3?true stories_preload:flags.4?true photo_size_max:int video_size_max:long file_size_max:long video_upload_maxbitrate:int small_queue_active_operations_max:int large_queue_active_operations_max:int = AutoDownloadSettings;`
         ///
         /// <https://core.telegram.org/constructor/autoDownloadSettings>
@@ -2910,6 +2923,7 @@ extension Api {
             public var phonecallsLessData: Bool { tlFlagIsSet(flags, 0x8) }
             public var storiesPreload: Bool { tlFlagIsSet(flags, 0x10) }
 
+            @_optimize(none)
             public init(disabled: Bool = false, videoPreloadLarge: Bool = false, audioPreloadNext: Bool = false, phonecallsLessData: Bool = false, storiesPreload: Bool = false, photoSizeMax: Int32, videoSizeMax: Int64, fileSizeMax: Int64, videoUploadMaxbitrate: Int32, smallQueueActiveOperationsMax: Int32, largeQueueActiveOperationsMax: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: disabled)
@@ -3002,7 +3016,7 @@ extension Api.help {
     /// - `help.promoData#08a4d87a flags:# proxy:flags.0?true expires:int peer:flags.3?Peer psa_type:flags.1?string psa_message:flags.2?string pending_suggestions:Vector<string> dismissed_suggestions:Vector<string> custom_pending_suggestion:flags.4?PendingSuggestion chats:Vector<Chat> users:Vector<User> = help.PromoData;`
     ///
     /// <https://core.telegram.org/type/help.PromoData>
-    public enum PromoData: TLSchemaDescribed, TLParsable {
+    public enum PromoData: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.promoDataEmpty#98f6ac75 expires:int = help.PromoData;`
         ///
         /// <https://core.telegram.org/constructor/help.promoDataEmpty>
@@ -3040,6 +3054,7 @@ extension Api.help {
             public let users: [Api.User]
             public var proxy: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(proxy: Bool = false, expires: Int32, peer: Api.Peer? = nil, psaType: String? = nil, psaMessage: String? = nil, pendingSuggestions: [String], dismissedSuggestions: [String], customPendingSuggestion: Api.PendingSuggestion? = nil, chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: proxy)
@@ -3178,7 +3193,7 @@ extension Api {
     /// - `globalPrivacySettings#fe41b34f flags:# archive_and_mute_new_noncontact_peers:flags.0?true keep_archived_unmuted:flags.1?true keep_archived_folders:flags.2?true hide_read_marks:flags.3?true new_noncontact_peers_require_premium:flags.4?true display_gifts_button:flags.7?true noncontact_peers_paid_stars:flags.5?long disallowed_gifts:flags.6?DisallowedGiftsSettings = GlobalPrivacySettings;`
     ///
     /// <https://core.telegram.org/type/GlobalPrivacySettings>
-    public enum GlobalPrivacySettings: TLSchemaDescribed, TLParsable {
+    public enum GlobalPrivacySettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `globalPrivacySettings#fe41b34f flags:# archive_and_mute_new_noncontact_peers:flags.0?true keep_archived_unmuted:flags.1?true keep_archived_folders:flags.2?true hide_read_marks:flags.3?true new_noncontact_peers_require_premium:flags.4?true display_gifts_button:flags.7?true noncontact_peers_paid_stars:flags.5?long disallowed_gifts:flags.6?DisallowedGiftsSettings = GlobalPrivacySettings;`
         ///
         /// <https://core.telegram.org/constructor/globalPrivacySettings>
@@ -3199,6 +3214,7 @@ extension Api {
             public var newNoncontactPeersRequirePremium: Bool { tlFlagIsSet(flags, 0x10) }
             public var displayGiftsButton: Bool { tlFlagIsSet(flags, 0x80) }
 
+            @_optimize(none)
             public init(archiveAndMuteNewNoncontactPeers: Bool = false, keepArchivedUnmuted: Bool = false, keepArchivedFolders: Bool = false, hideReadMarks: Bool = false, newNoncontactPeersRequirePremium: Bool = false, displayGiftsButton: Bool = false, noncontactPeersPaidStars: Int64? = nil, disallowedGifts: Api.DisallowedGiftsSettings? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: archiveAndMuteNewNoncontactPeers)
@@ -3281,7 +3297,7 @@ extension Api {
     /// - `sendAsPeer#b81c7034 flags:# premium_required:flags.0?true peer:Peer = SendAsPeer;`
     ///
     /// <https://core.telegram.org/type/SendAsPeer>
-    public enum SendAsPeer: TLSchemaDescribed, TLParsable {
+    public enum SendAsPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `sendAsPeer#b81c7034 flags:# premium_required:flags.0?true peer:Peer = SendAsPeer;`
         ///
         /// <https://core.telegram.org/constructor/sendAsPeer>
@@ -3296,6 +3312,7 @@ extension Api {
             public let peer: Api.Peer
             public var premiumRequired: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(premiumRequired: Bool = false, peer: Api.Peer) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: premiumRequired)
@@ -3358,7 +3375,7 @@ extension Api.messages {
     /// - `messages.myStickers#faff629d count:int sets:Vector<StickerSetCovered> = messages.MyStickers;`
     ///
     /// <https://core.telegram.org/type/messages.MyStickers>
-    public enum MyStickers: TLSchemaDescribed, TLParsable {
+    public enum MyStickers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.myStickers#faff629d count:int sets:Vector<StickerSetCovered> = messages.MyStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.myStickers>
@@ -3426,7 +3443,7 @@ extension Api {
     /// - `starGiftUnique#85f0a9cd flags:# require_premium:flags.6?true resale_ton_only:flags.7?true theme_available:flags.9?true burned:flags.14?true crafted:flags.15?true id:long gift_id:long title:string slug:string num:int owner_id:flags.0?Peer owner_name:flags.1?string owner_address:flags.2?string attributes:Vector<StarGiftAttribute> availability_issued:int availability_total:int gift_address:flags.3?string resell_amount:flags.4?Vector<StarsAmount> released_by:flags.5?Peer value_amount:flags.8?long value_currency:flags.8?string value_usd_amount:flags.8?long theme_peer:flags.10?Peer peer_color:flags.11?PeerColor host_id:flags.12?Peer offer_min_stars:flags.13?int craft_chance_permille:flags.16?int = StarGift;`
     ///
     /// <https://core.telegram.org/type/StarGift>
-    public enum StarGift: TLSchemaDescribed, TLParsable {
+    public enum StarGift: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starGift#313a9547 flags:# limited:flags.0?true sold_out:flags.1?true birthday:flags.2?true require_premium:flags.7?true limited_per_user:flags.8?true peer_color_available:flags.10?true auction:flags.11?true id:long sticker:Document stars:long availability_remains:flags.0?int availability_total:flags.0?int availability_resale:flags.4?long convert_stars:long first_sale_date:flags.1?int last_sale_date:flags.1?int upgrade_stars:flags.3?long resell_min_stars:flags.4?long title:flags.5?string released_by:flags.6?Peer per_user_total:flags.8?int per_user_remains:flags.8?int locked_until_date:flags.9?int auction_slug:flags.11?string gifts_per_round:flags.11?int auction_start_date:flags.11?int upgrade_variants:flags.12?int background:flags.13?StarGiftBackground = StarGift;`
         ///
         /// <https://core.telegram.org/constructor/starGift>
@@ -3475,6 +3492,7 @@ extension Api {
             /// `auction` shares its bit with value fields: set exactly when they are.
             public var auction: Bool { auctionSlug != nil && giftsPerRound != nil && auctionStartDate != nil }
 
+            @_optimize(none)
             public init(birthday: Bool = false, requirePremium: Bool = false, peerColorAvailable: Bool = false, id: Int64, sticker: Api.Document, stars: Int64, availabilityRemains: Int32? = nil, availabilityTotal: Int32? = nil, availabilityResale: Int64? = nil, convertStars: Int64, firstSaleDate: Int32? = nil, lastSaleDate: Int32? = nil, upgradeStars: Int64? = nil, resellMinStars: Int64? = nil, title: String? = nil, releasedBy: Api.Peer? = nil, perUserTotal: Int32? = nil, perUserRemains: Int32? = nil, lockedUntilDate: Int32? = nil, auctionSlug: String? = nil, giftsPerRound: Int32? = nil, auctionStartDate: Int32? = nil, upgradeVariants: Int32? = nil, background: Api.StarGiftBackground? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: birthday)
@@ -3575,6 +3593,7 @@ extension Api {
             public var burned: Bool { tlFlagIsSet(flags, 0x4000) }
             public var crafted: Bool { tlFlagIsSet(flags, 0x8000) }
 
+            @_optimize(none)
             public init(requirePremium: Bool = false, resaleTonOnly: Bool = false, themeAvailable: Bool = false, burned: Bool = false, crafted: Bool = false, id: Int64, giftId: Int64, title: String, slug: String, num: Int32, ownerId: Api.Peer? = nil, ownerName: String? = nil, ownerAddress: String? = nil, attributes: [Api.StarGiftAttribute], availabilityIssued: Int32, availabilityTotal: Int32, giftAddress: String? = nil, resellAmount: [Api.StarsAmount]? = nil, releasedBy: Api.Peer? = nil, valueAmount: Int64? = nil, valueCurrency: String? = nil, valueUsdAmount: Int64? = nil, themePeer: Api.Peer? = nil, peerColor: Api.PeerColor? = nil, hostId: Api.Peer? = nil, offerMinStars: Int32? = nil, craftChancePermille: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x40, when: requirePremium)
@@ -3989,6 +4008,7 @@ extension Api.functions.auth {
     /// `auth.reportMissingCode#cb9deff6 phone_number:string phone_code_hash:string mnc:string = Bool;`
     ///
     /// <https://core.telegram.org/method/auth.reportMissingCode>
+    @_optimize(none)
     public static func reportMissingCode(phoneNumber: String, phoneCodeHash: String, mnc: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportMissingCode(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, mnc: mnc)
@@ -3996,7 +4016,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.reportMissingCode` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reportMissingCode(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, mnc: String) {
         buffer.appendUInt32(0xcb9deff6)
         buffer.appendTLString(phoneNumber)
@@ -4009,6 +4029,7 @@ extension Api.functions.account {
     /// `account.unregisterDevice#6a0d3206 token_type:int token:string other_uids:Vector<long> = Bool;`
     ///
     /// <https://core.telegram.org/method/account.unregisterDevice>
+    @_optimize(none)
     public static func unregisterDevice(tokenType: Int32, token: String, otherUids: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         unregisterDevice(into: buffer, tokenType: tokenType, token: token, otherUids: otherUids)
@@ -4016,7 +4037,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.unregisterDevice` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func unregisterDevice(into buffer: Buffer, tokenType: Int32, token: String, otherUids: [Int64]) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x6a0d3206)
@@ -4031,6 +4052,7 @@ extension Api.functions.account {
     /// `account.getAllSecureValues#b288bc7d = Vector<SecureValue>;`
     ///
     /// <https://core.telegram.org/method/account.getAllSecureValues>
+    @_optimize(none)
     public static func getAllSecureValues() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.SecureValue]>) {
         let buffer = Buffer()
         getAllSecureValues(into: buffer)
@@ -4038,7 +4060,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getAllSecureValues` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAllSecureValues(into buffer: Buffer) {
         buffer.appendUInt32(0xb288bc7d)
     }
@@ -4048,6 +4070,7 @@ extension Api.functions.account {
     /// `account.getAutoDownloadSettings#56da0b3f = account.AutoDownloadSettings;`
     ///
     /// <https://core.telegram.org/method/account.getAutoDownloadSettings>
+    @_optimize(none)
     public static func getAutoDownloadSettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.AutoDownloadSettings>) {
         let buffer = Buffer()
         getAutoDownloadSettings(into: buffer)
@@ -4055,7 +4078,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getAutoDownloadSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAutoDownloadSettings(into buffer: Buffer) {
         buffer.appendUInt32(0x56da0b3f)
     }
@@ -4065,6 +4088,7 @@ extension Api.functions.account {
     /// `account.installTheme#c727bb3b flags:# dark:flags.0?true theme:flags.1?InputTheme format:flags.2?string base_theme:flags.3?BaseTheme = Bool;`
     ///
     /// <https://core.telegram.org/method/account.installTheme>
+    @_optimize(none)
     public static func installTheme(dark: Bool = false, theme: Api.InputTheme? = nil, format: String? = nil, baseTheme: Api.BaseTheme? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         installTheme(into: buffer, dark: dark, theme: theme, format: format, baseTheme: baseTheme)
@@ -4072,7 +4096,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.installTheme` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func installTheme(into buffer: Buffer, dark: Bool = false, theme: Api.InputTheme? = nil, format: String? = nil, baseTheme: Api.BaseTheme? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -4095,6 +4119,7 @@ extension Api.functions.account {
     /// `account.setContentSettings#b574b16b flags:# sensitive_enabled:flags.0?true = Bool;`
     ///
     /// <https://core.telegram.org/method/account.setContentSettings>
+    @_optimize(none)
     public static func setContentSettings(sensitiveEnabled: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setContentSettings(into: buffer, sensitiveEnabled: sensitiveEnabled)
@@ -4102,7 +4127,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setContentSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setContentSettings(into buffer: Buffer, sensitiveEnabled: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: sensitiveEnabled)
@@ -4117,6 +4142,7 @@ extension Api.functions.account {
     /// `account.getChannelDefaultEmojiStatuses#7727a7d5 hash:long = account.EmojiStatuses;`
     ///
     /// <https://core.telegram.org/method/account.getChannelDefaultEmojiStatuses>
+    @_optimize(none)
     public static func getChannelDefaultEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
         let buffer = Buffer()
         getChannelDefaultEmojiStatuses(into: buffer, hash: hash)
@@ -4124,7 +4150,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getChannelDefaultEmojiStatuses` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getChannelDefaultEmojiStatuses(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x7727a7d5)
@@ -4137,6 +4163,7 @@ extension Api.functions.account {
     /// `account.updateBirthday#cc6e0c11 flags:# birthday:flags.0?Birthday = Bool;`
     ///
     /// <https://core.telegram.org/method/account.updateBirthday>
+    @_optimize(none)
     public static func updateBirthday(birthday: Api.Birthday? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateBirthday(into: buffer, birthday: birthday)
@@ -4144,7 +4171,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBirthday` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateBirthday(into buffer: Buffer, birthday: Api.Birthday? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: birthday != nil)
@@ -4160,6 +4187,7 @@ extension Api.functions.users {
     /// `users.setSecureValueErrors#90c894b5 id:InputUser errors:Vector<SecureValueError> = Bool;`
     ///
     /// <https://core.telegram.org/method/users.setSecureValueErrors>
+    @_optimize(none)
     public static func setSecureValueErrors(id: Api.InputUser, errors: [Api.SecureValueError]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setSecureValueErrors(into: buffer, id: id, errors: errors)
@@ -4167,7 +4195,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.setSecureValueErrors` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setSecureValueErrors(into buffer: Buffer, id: Api.InputUser, errors: [Api.SecureValueError]) {
         buffer.appendUInt32(0x90c894b5)
         id.serialize(buffer, true)
@@ -4179,6 +4207,7 @@ extension Api.functions.contacts {
     /// `contacts.acceptContact#f831a20f id:InputUser = Updates;`
     ///
     /// <https://core.telegram.org/method/contacts.acceptContact>
+    @_optimize(none)
     public static func acceptContact(id: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         acceptContact(into: buffer, id: id)
@@ -4186,7 +4215,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.acceptContact` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func acceptContact(into buffer: Buffer, id: Api.InputUser) {
         buffer.appendUInt32(0xf831a20f)
         id.serialize(buffer, true)
@@ -4197,6 +4226,7 @@ extension Api.functions.messages {
     /// `messages.exportChatInvite#a455de90 flags:# legacy_revoke_permanent:flags.2?true request_needed:flags.3?true peer:InputPeer expire_date:flags.0?int usage_limit:flags.1?int title:flags.4?string subscription_pricing:flags.5?StarsSubscriptionPricing = ExportedChatInvite;`
     ///
     /// <https://core.telegram.org/method/messages.exportChatInvite>
+    @_optimize(none)
     public static func exportChatInvite(legacyRevokePermanent: Bool = false, requestNeeded: Bool = false, peer: Api.InputPeer, expireDate: Int32? = nil, usageLimit: Int32? = nil, title: String? = nil, subscriptionPricing: Api.StarsSubscriptionPricing? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedChatInvite>) {
         let buffer = Buffer()
         exportChatInvite(into: buffer, legacyRevokePermanent: legacyRevokePermanent, requestNeeded: requestNeeded, peer: peer, expireDate: expireDate, usageLimit: usageLimit, title: title, subscriptionPricing: subscriptionPricing)
@@ -4204,7 +4234,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.exportChatInvite` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func exportChatInvite(into buffer: Buffer, legacyRevokePermanent: Bool = false, requestNeeded: Bool = false, peer: Api.InputPeer, expireDate: Int32? = nil, usageLimit: Int32? = nil, title: String? = nil, subscriptionPricing: Api.StarsSubscriptionPricing? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: legacyRevokePermanent)
@@ -4237,6 +4267,7 @@ extension Api.functions.messages {
     /// `messages.getStickerSet#c8a0ec74 stickerset:InputStickerSet hash:int = messages.StickerSet;`
     ///
     /// <https://core.telegram.org/method/messages.getStickerSet>
+    @_optimize(none)
     public static func getStickerSet(stickerset: Api.InputStickerSet, hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         getStickerSet(into: buffer, stickerset: stickerset, hash: hash)
@@ -4244,7 +4275,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getStickerSet` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet, hash: Int32) {
         buffer.appendUInt32(0xc8a0ec74)
         stickerset.serialize(buffer, true)
@@ -4256,6 +4287,7 @@ extension Api.functions.messages {
     /// `messages.editInlineBotMessage#a423bb51 flags:# no_webpage:flags.1?true invert_media:flags.16?true id:InputBotInlineMessageID message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> rich_message:flags.23?InputRichMessage = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.editInlineBotMessage>
+    @_optimize(none)
     public static func editInlineBotMessage(noWebpage: Bool = false, invertMedia: Bool = false, id: Api.InputBotInlineMessageID, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editInlineBotMessage(into: buffer, noWebpage: noWebpage, invertMedia: invertMedia, id: id, message: message, media: media, replyMarkup: replyMarkup, entities: entities, richMessage: richMessage)
@@ -4263,7 +4295,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editInlineBotMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editInlineBotMessage(into buffer: Buffer, noWebpage: Bool = false, invertMedia: Bool = false, id: Api.InputBotInlineMessageID, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: noWebpage)
@@ -4294,6 +4326,7 @@ extension Api.functions.messages {
     /// `messages.getExportedChatInvites#a2b5a3f6 flags:# revoked:flags.3?true peer:InputPeer admin_id:InputUser offset_date:flags.2?int offset_link:flags.2?string limit:int = messages.ExportedChatInvites;`
     ///
     /// <https://core.telegram.org/method/messages.getExportedChatInvites>
+    @_optimize(none)
     public static func getExportedChatInvites(revoked: Bool = false, peer: Api.InputPeer, adminId: Api.InputUser, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvites>) {
         let buffer = Buffer()
         getExportedChatInvites(into: buffer, revoked: revoked, peer: peer, adminId: adminId, offsetDate: offsetDate, offsetLink: offsetLink, limit: limit)
@@ -4301,7 +4334,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getExportedChatInvites` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getExportedChatInvites(into buffer: Buffer, revoked: Bool = false, peer: Api.InputPeer, adminId: Api.InputUser, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x8, when: revoked)
@@ -4326,6 +4359,7 @@ extension Api.functions.messages {
     /// `messages.sendWebViewData#dc0242c8 bot:InputUser random_id:long button_text:string data:string = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.sendWebViewData>
+    @_optimize(none)
     public static func sendWebViewData(bot: Api.InputUser, randomId: Int64, buttonText: String, data: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendWebViewData(into: buffer, bot: bot, randomId: randomId, buttonText: buttonText, data: data)
@@ -4333,7 +4367,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendWebViewData` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendWebViewData(into buffer: Buffer, bot: Api.InputUser, randomId: Int64, buttonText: String, data: String) {
         buffer.appendUInt32(0xdc0242c8)
         bot.serialize(buffer, true)
@@ -4347,6 +4381,7 @@ extension Api.functions.messages {
     /// `messages.getSavedHistory#998ab009 flags:# parent_peer:flags.0?InputPeer peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.getSavedHistory>
+    @_optimize(none)
     public static func getSavedHistory(parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getSavedHistory(into: buffer, parentPeer: parentPeer, peer: peer, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
@@ -4354,7 +4389,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSavedHistory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
@@ -4380,6 +4415,7 @@ extension Api.functions.messages {
     /// `messages.composeMessageWithAI#daecc589 flags:# proofread:flags.0?true emojify:flags.3?true text:TextWithEntities translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedMessageWithAI;`
     ///
     /// <https://core.telegram.org/method/messages.composeMessageWithAI>
+    @_optimize(none)
     public static func composeMessageWithAI(proofread: Bool = false, emojify: Bool = false, text: Api.TextWithEntities, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ComposedMessageWithAI>) {
         let buffer = Buffer()
         composeMessageWithAI(into: buffer, proofread: proofread, emojify: emojify, text: text, translateToLang: translateToLang, tone: tone)
@@ -4387,7 +4423,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.composeMessageWithAI` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func composeMessageWithAI(into buffer: Buffer, proofread: Bool = false, emojify: Bool = false, text: Api.TextWithEntities, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: proofread)
@@ -4410,6 +4446,7 @@ extension Api.functions.channels {
     /// `channels.updateUsername#3514b3de channel:InputChannel username:string = Bool;`
     ///
     /// <https://core.telegram.org/method/channels.updateUsername>
+    @_optimize(none)
     public static func updateUsername(channel: Api.InputChannel, username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateUsername(into: buffer, channel: channel, username: username)
@@ -4417,7 +4454,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.updateUsername` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateUsername(into buffer: Buffer, channel: Api.InputChannel, username: String) {
         buffer.appendUInt32(0x3514b3de)
         channel.serialize(buffer, true)
@@ -4429,6 +4466,7 @@ extension Api.functions.channels {
     /// `channels.toggleForum#3ff75734 channel:InputChannel enabled:Bool tabs:Bool = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.toggleForum>
+    @_optimize(none)
     public static func toggleForum(channel: Api.InputChannel, enabled: Bool, tabs: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleForum(into: buffer, channel: channel, enabled: enabled, tabs: tabs)
@@ -4436,7 +4474,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleForum` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleForum(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool, tabs: Bool) {
         buffer.appendUInt32(0x3ff75734)
         channel.serialize(buffer, true)
@@ -4451,6 +4489,7 @@ extension Api.functions.channels {
     /// `channels.toggleAntiSpam#68f3e4eb channel:InputChannel enabled:Bool = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.toggleAntiSpam>
+    @_optimize(none)
     public static func toggleAntiSpam(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleAntiSpam(into: buffer, channel: channel, enabled: enabled)
@@ -4458,7 +4497,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleAntiSpam` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleAntiSpam(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0x68f3e4eb)
         channel.serialize(buffer, true)
@@ -4470,6 +4509,7 @@ extension Api.functions.payments {
     /// `payments.getPaymentForm#37148dbb flags:# invoice:InputInvoice theme_params:flags.0?DataJSON = payments.PaymentForm;`
     ///
     /// <https://core.telegram.org/method/payments.getPaymentForm>
+    @_optimize(none)
     public static func getPaymentForm(invoice: Api.InputInvoice, themeParams: Api.DataJSON? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentForm>) {
         let buffer = Buffer()
         getPaymentForm(into: buffer, invoice: invoice, themeParams: themeParams)
@@ -4477,7 +4517,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getPaymentForm` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPaymentForm(into buffer: Buffer, invoice: Api.InputInvoice, themeParams: Api.DataJSON? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: themeParams != nil)
@@ -4494,6 +4534,7 @@ extension Api.functions.payments {
     /// `payments.getStarGiftUpgradePreview#9c9abcb1 gift_id:long = payments.StarGiftUpgradePreview;`
     ///
     /// <https://core.telegram.org/method/payments.getStarGiftUpgradePreview>
+    @_optimize(none)
     public static func getStarGiftUpgradePreview(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftUpgradePreview>) {
         let buffer = Buffer()
         getStarGiftUpgradePreview(into: buffer, giftId: giftId)
@@ -4501,7 +4542,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftUpgradePreview` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarGiftUpgradePreview(into buffer: Buffer, giftId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x9c9abcb1)
@@ -4514,6 +4555,7 @@ extension Api.functions.payments {
     /// `payments.getSavedStarGifts#a319e569 flags:# exclude_unsaved:flags.0?true exclude_saved:flags.1?true exclude_unlimited:flags.2?true exclude_unique:flags.4?true sort_by_value:flags.5?true exclude_upgradable:flags.7?true exclude_unupgradable:flags.8?true peer_color_available:flags.9?true exclude_hosted:flags.10?true peer:InputPeer collection_id:flags.6?int offset:string limit:int = payments.SavedStarGifts;`
     ///
     /// <https://core.telegram.org/method/payments.getSavedStarGifts>
+    @_optimize(none)
     public static func getSavedStarGifts(excludeUnsaved: Bool = false, excludeSaved: Bool = false, excludeUnlimited: Bool = false, excludeUnique: Bool = false, sortByValue: Bool = false, excludeUpgradable: Bool = false, excludeUnupgradable: Bool = false, peerColorAvailable: Bool = false, excludeHosted: Bool = false, peer: Api.InputPeer, collectionId: Int32? = nil, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedStarGifts>) {
         let buffer = Buffer()
         getSavedStarGifts(into: buffer, excludeUnsaved: excludeUnsaved, excludeSaved: excludeSaved, excludeUnlimited: excludeUnlimited, excludeUnique: excludeUnique, sortByValue: sortByValue, excludeUpgradable: excludeUpgradable, excludeUnupgradable: excludeUnupgradable, peerColorAvailable: peerColorAvailable, excludeHosted: excludeHosted, peer: peer, collectionId: collectionId, offset: offset, limit: limit)
@@ -4521,7 +4563,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getSavedStarGifts` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSavedStarGifts(into buffer: Buffer, excludeUnsaved: Bool = false, excludeSaved: Bool = false, excludeUnlimited: Bool = false, excludeUnique: Bool = false, sortByValue: Bool = false, excludeUpgradable: Bool = false, excludeUnupgradable: Bool = false, peerColorAvailable: Bool = false, excludeHosted: Bool = false, peer: Api.InputPeer, collectionId: Int32? = nil, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: excludeUnsaved)
@@ -4551,6 +4593,7 @@ extension Api.functions.stickers {
     /// `stickers.createStickerSet#9021ab67 flags:# masks:flags.0?true emojis:flags.5?true text_color:flags.6?true user_id:InputUser title:string short_name:string thumb:flags.2?InputDocument stickers:Vector<InputStickerSetItem> software:flags.3?string = messages.StickerSet;`
     ///
     /// <https://core.telegram.org/method/stickers.createStickerSet>
+    @_optimize(none)
     public static func createStickerSet(masks: Bool = false, emojis: Bool = false, textColor: Bool = false, userId: Api.InputUser, title: String, shortName: String, thumb: Api.InputDocument? = nil, stickers: [Api.InputStickerSetItem], software: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         createStickerSet(into: buffer, masks: masks, emojis: emojis, textColor: textColor, userId: userId, title: title, shortName: shortName, thumb: thumb, stickers: stickers, software: software)
@@ -4558,7 +4601,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.createStickerSet` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func createStickerSet(into buffer: Buffer, masks: Bool = false, emojis: Bool = false, textColor: Bool = false, userId: Api.InputUser, title: String, shortName: String, thumb: Api.InputDocument? = nil, stickers: [Api.InputStickerSetItem], software: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: masks)
@@ -4585,6 +4628,7 @@ extension Api.functions.stickers {
     /// `stickers.checkShortName#284b3639 short_name:string = Bool;`
     ///
     /// <https://core.telegram.org/method/stickers.checkShortName>
+    @_optimize(none)
     public static func checkShortName(shortName: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkShortName(into: buffer, shortName: shortName)
@@ -4592,7 +4636,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.checkShortName` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkShortName(into buffer: Buffer, shortName: String) {
         buffer.appendUInt32(0x284b3639)
         buffer.appendTLString(shortName)
@@ -4603,6 +4647,7 @@ extension Api.functions.phone {
     /// `phone.setCallRating#59ead627 flags:# user_initiative:flags.0?true peer:InputPhoneCall rating:int comment:string = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.setCallRating>
+    @_optimize(none)
     public static func setCallRating(userInitiative: Bool = false, peer: Api.InputPhoneCall, rating: Int32, comment: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setCallRating(into: buffer, userInitiative: userInitiative, peer: peer, rating: rating, comment: comment)
@@ -4610,7 +4655,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.setCallRating` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setCallRating(into buffer: Buffer, userInitiative: Bool = false, peer: Api.InputPhoneCall, rating: Int32, comment: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: userInitiative)
@@ -4628,6 +4673,7 @@ extension Api.functions.chatlists {
     /// `chatlists.getLeaveChatlistSuggestions#fdbcd714 chatlist:InputChatlist = Vector<Peer>;`
     ///
     /// <https://core.telegram.org/method/chatlists.getLeaveChatlistSuggestions>
+    @_optimize(none)
     public static func getLeaveChatlistSuggestions(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.Peer]>) {
         let buffer = Buffer()
         getLeaveChatlistSuggestions(into: buffer, chatlist: chatlist)
@@ -4635,7 +4681,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.getLeaveChatlistSuggestions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getLeaveChatlistSuggestions(into buffer: Buffer, chatlist: Api.InputChatlist) {
         buffer.appendUInt32(0xfdbcd714)
         chatlist.serialize(buffer, true)

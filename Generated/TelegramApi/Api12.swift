@@ -11,7 +11,7 @@ extension Api {
     /// - `messageService#7a800e0a flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true reactions_are_possible:flags.9?true silent:flags.13?true post:flags.14?true legacy:flags.19?true id:int from_id:flags.8?Peer peer_id:Peer saved_peer_id:flags.28?Peer reply_to:flags.3?MessageReplyHeader date:int action:MessageAction reactions:flags.20?MessageReactions ttl_period:flags.25?int = Message;`
     ///
     /// <https://core.telegram.org/type/Message>
-    public enum Message: TLSchemaDescribed, TLParsable {
+    public enum Message: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messageEmpty#90a6ca84 flags:# id:int peer_id:flags.0?Peer = Message;`
         ///
         /// <https://core.telegram.org/constructor/messageEmpty>
@@ -34,6 +34,7 @@ extension Api {
             public let id: Int32
             public let peerId: Api.Peer?
 
+            @_optimize(none)
             public init(id: Int32, peerId: Api.Peer? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: peerId != nil)
@@ -107,6 +108,7 @@ extension Api {
             public var paidSuggestedPostStars: Bool { tlFlagIsSet(flags2, 0x100) }
             public var paidSuggestedPostTon: Bool { tlFlagIsSet(flags2, 0x200) }
 
+            @_optimize(none)
             public init(out: Bool = false, mentioned: Bool = false, mediaUnread: Bool = false, silent: Bool = false, post: Bool = false, fromScheduled: Bool = false, legacy: Bool = false, editHide: Bool = false, pinned: Bool = false, noforwards: Bool = false, invertMedia: Bool = false, offline: Bool = false, videoProcessingPending: Bool = false, paidSuggestedPostStars: Bool = false, paidSuggestedPostTon: Bool = false, id: Int32, fromId: Api.Peer? = nil, fromBoostsApplied: Int32? = nil, fromRank: String? = nil, peerId: Api.Peer, savedPeerId: Api.Peer? = nil, fwdFrom: Api.MessageFwdHeader? = nil, viaBotId: Int64? = nil, viaBusinessBotId: Int64? = nil, guestchatViaFrom: Api.Peer? = nil, replyTo: Api.MessageReplyHeader? = nil, date: Int32, message: String, media: Api.MessageMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, views: Int32? = nil, forwards: Int32? = nil, replies: Api.MessageReplies? = nil, editDate: Int32? = nil, postAuthor: String? = nil, groupedId: Int64? = nil, reactions: Api.MessageReactions? = nil, restrictionReason: [Api.RestrictionReason]? = nil, ttlPeriod: Int32? = nil, quickReplyShortcutId: Int32? = nil, effect: Int64? = nil, factcheck: Api.FactCheck? = nil, reportDeliveryUntilDate: Int32? = nil, paidMessageStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, scheduleRepeatPeriod: Int32? = nil, summaryFromLanguage: String? = nil, richMessage: Api.RichMessage? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: out)
@@ -255,6 +257,7 @@ extension Api {
             public var post: Bool { tlFlagIsSet(flags, 0x4000) }
             public var legacy: Bool { tlFlagIsSet(flags, 0x80000) }
 
+            @_optimize(none)
             public init(out: Bool = false, mentioned: Bool = false, mediaUnread: Bool = false, reactionsArePossible: Bool = false, silent: Bool = false, post: Bool = false, legacy: Bool = false, id: Int32, fromId: Api.Peer? = nil, peerId: Api.Peer, savedPeerId: Api.Peer? = nil, replyTo: Api.MessageReplyHeader? = nil, date: Int32, action: Api.MessageAction, reactions: Api.MessageReactions? = nil, ttlPeriod: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: out)
@@ -834,7 +837,7 @@ extension Api {
     /// - `updateBotStarsSubscription#6c0d8e23 flags:# canceled:flags.0?true payment_failed:flags.1?true restored:flags.2?true user_id:long payload:bytes qts:int = Update;`
     ///
     /// <https://core.telegram.org/type/Update>
-    public enum Update: TLSchemaDescribed, TLParsable {
+    public enum Update: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `updateNewMessage#1f2b0afd message:Message pts:int pts_count:int = Update;`
         ///
         /// <https://core.telegram.org/constructor/updateNewMessage>
@@ -1549,6 +1552,7 @@ extension Api {
             public let topMsgId: Int32?
             public let action: Api.SendMessageAction
 
+            @_optimize(none)
             public init(userId: Int64, topMsgId: Int32? = nil, action: Api.SendMessageAction) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -1635,6 +1639,7 @@ extension Api {
             /// `unconfirmed` shares its bit with value fields: set exactly when they are.
             public var unconfirmed: Bool { date != nil && device != nil && location != nil }
 
+            @_optimize(none)
             public init(hash: Int64, date: Int32? = nil, device: String? = nil, location: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: date != nil && device != nil && location != nil)
@@ -1778,6 +1783,7 @@ extension Api {
             public var popup: Bool { tlFlagIsSet(flags, 0x1) }
             public var invertMedia: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(popup: Bool = false, invertMedia: Bool = false, inboxDate: Int32? = nil, type: String, message: String, media: Api.MessageMedia, entities: [Api.MessageEntity]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: popup)
@@ -1841,6 +1847,7 @@ extension Api {
             public let pts: Int32
             public let ptsCount: Int32
 
+            @_optimize(none)
             public init(folderId: Int32? = nil, peer: Api.Peer, topMsgId: Int32? = nil, maxId: Int32, stillUnreadCount: Int32, pts: Int32, ptsCount: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: folderId != nil)
@@ -1910,6 +1917,7 @@ extension Api {
             public let ptsCount: Int32
             public let date: Int32?
 
+            @_optimize(none)
             public init(messages: [Int32], pts: Int32, ptsCount: Int32, date: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: date != nil)
@@ -1938,6 +1946,7 @@ extension Api {
             public let channelId: Int64
             public let pts: Int32?
 
+            @_optimize(none)
             public init(channelId: Int64, pts: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: pts != nil)
@@ -1991,6 +2000,7 @@ extension Api {
             public let stillUnreadCount: Int32
             public let pts: Int32
 
+            @_optimize(none)
             public init(folderId: Int32? = nil, channelId: Int64, maxId: Int32, stillUnreadCount: Int32, pts: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: folderId != nil)
@@ -2082,6 +2092,7 @@ extension Api {
             public var masks: Bool { tlFlagIsSet(flags, 0x1) }
             public var emojis: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(masks: Bool = false, emojis: Bool = false, order: [Int64]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: masks)
@@ -2105,6 +2116,7 @@ extension Api {
             public var masks: Bool { tlFlagIsSet(flags, 0x1) }
             public var emojis: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(masks: Bool = false, emojis: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: masks)
@@ -2130,6 +2142,7 @@ extension Api {
             public let peerType: Api.InlineQueryPeerType?
             public let offset: String
 
+            @_optimize(none)
             public init(queryId: Int64, userId: Int64, query: String, geo: Api.GeoPoint? = nil, peerType: Api.InlineQueryPeerType? = nil, offset: String) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: geo != nil)
@@ -2166,6 +2179,7 @@ extension Api {
             public let id: String
             public let msgId: Api.InputBotInlineMessageID?
 
+            @_optimize(none)
             public init(userId: Int64, query: String, geo: Api.GeoPoint? = nil, id: String, msgId: Api.InputBotInlineMessageID? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: geo != nil)
@@ -2217,6 +2231,7 @@ extension Api {
             public let data: [UInt8]?
             public let gameShortName: String?
 
+            @_optimize(none)
             public init(queryId: Int64, userId: Int64, peer: Api.Peer, msgId: Int32, chatInstance: Int64, data: [UInt8]? = nil, gameShortName: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: data != nil)
@@ -2271,6 +2286,7 @@ extension Api {
             public let data: [UInt8]?
             public let gameShortName: String?
 
+            @_optimize(none)
             public init(queryId: Int64, userId: Int64, msgId: Api.InputBotInlineMessageID, chatInstance: Int64, data: [UInt8]? = nil, gameShortName: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: data != nil)
@@ -2319,6 +2335,7 @@ extension Api {
             public let savedPeerId: Api.Peer?
             public let draft: Api.DraftMessage
 
+            @_optimize(none)
             public init(peer: Api.Peer, topMsgId: Int32? = nil, savedPeerId: Api.Peer? = nil, draft: Api.DraftMessage) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -2366,6 +2383,7 @@ extension Api {
             public let peer: Api.DialogPeer
             public var pinned: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(pinned: Bool = false, folderId: Int32? = nil, peer: Api.DialogPeer) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: pinned)
@@ -2391,6 +2409,7 @@ extension Api {
             public let folderId: Int32?
             public let order: [Api.DialogPeer]?
 
+            @_optimize(none)
             public init(folderId: Int32? = nil, order: [Api.DialogPeer]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: folderId != nil)
@@ -2464,6 +2483,7 @@ extension Api {
             public let currency: String
             public let totalAmount: Int64
 
+            @_optimize(none)
             public init(queryId: Int64, userId: Int64, payload: [UInt8], info: Api.PaymentRequestedInfo? = nil, shippingOptionId: String? = nil, currency: String, totalAmount: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: info != nil)
@@ -2534,6 +2554,7 @@ extension Api {
             public let savedPeerId: Api.Peer?
             public let messages: [Int32]
 
+            @_optimize(none)
             public init(channelId: Int64, topMsgId: Int32? = nil, savedPeerId: Api.Peer? = nil, messages: [Int32]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -2577,6 +2598,7 @@ extension Api {
             public let savedPeerId: Api.Peer?
             public var unread: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(unread: Bool = false, peer: Api.DialogPeer, savedPeerId: Api.Peer? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: unread)
@@ -2606,6 +2628,7 @@ extension Api {
             public let poll: Api.Poll?
             public let results: Api.PollResults
 
+            @_optimize(none)
             public init(peer: Api.Peer? = nil, msgId: Int32? = nil, topMsgId: Int32? = nil, pollId: Int64, poll: Api.Poll? = nil, results: Api.PollResults) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: peer != nil && msgId != nil)
@@ -2706,6 +2729,7 @@ extension Api {
             public let messages: [Int32]
             public let sentMessages: [Int32]?
 
+            @_optimize(none)
             public init(peer: Api.Peer, messages: [Int32], sentMessages: [Int32]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: sentMessages != nil)
@@ -2775,6 +2799,7 @@ extension Api {
             public let id: Int32
             public let filter: Api.DialogFilter?
 
+            @_optimize(none)
             public init(id: Int32, filter: Api.DialogFilter? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: filter != nil)
@@ -2841,6 +2866,7 @@ extension Api {
             public let broadcastId: Int64?
             public let broadcastPost: Int32?
 
+            @_optimize(none)
             public init(channelId: Int64, topMsgId: Int32, readMaxId: Int32, broadcastId: Int64? = nil, broadcastPost: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: broadcastId != nil && broadcastPost != nil)
@@ -2887,6 +2913,7 @@ extension Api {
             public var blocked: Bool { tlFlagIsSet(flags, 0x1) }
             public var blockedMyStoriesFrom: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(blocked: Bool = false, blockedMyStoriesFrom: Bool = false, peerId: Api.Peer) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: blocked)
@@ -2912,6 +2939,7 @@ extension Api {
             public let fromId: Api.Peer
             public let action: Api.SendMessageAction
 
+            @_optimize(none)
             public init(channelId: Int64, topMsgId: Int32? = nil, fromId: Api.Peer, action: Api.SendMessageAction) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -2943,6 +2971,7 @@ extension Api {
             public let ptsCount: Int32
             public var pinned: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(pinned: Bool = false, peer: Api.Peer, messages: [Int32], pts: Int32, ptsCount: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: pinned)
@@ -2974,6 +3003,7 @@ extension Api {
             public let ptsCount: Int32
             public var pinned: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(pinned: Bool = false, channelId: Int64, messages: [Int32], pts: Int32, ptsCount: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: pinned)
@@ -3029,6 +3059,7 @@ extension Api {
             public let call: Api.GroupCall
             public var liveStory: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(liveStory: Bool = false, peer: Api.Peer? = nil, call: Api.GroupCall) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: liveStory)
@@ -3054,6 +3085,7 @@ extension Api {
             public let peer: Api.Peer
             public let ttlPeriod: Int32?
 
+            @_optimize(none)
             public init(peer: Api.Peer, ttlPeriod: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: ttlPeriod != nil)
@@ -3084,6 +3116,7 @@ extension Api {
             public let invite: Api.ExportedChatInvite?
             public let qts: Int32
 
+            @_optimize(none)
             public init(chatId: Int64, date: Int32, actorId: Int64, userId: Int64, prevParticipant: Api.ChatParticipant? = nil, newParticipant: Api.ChatParticipant? = nil, invite: Api.ExportedChatInvite? = nil, qts: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: prevParticipant != nil)
@@ -3129,6 +3162,7 @@ extension Api {
             public let qts: Int32
             public var viaChatlist: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(viaChatlist: Bool = false, channelId: Int64, date: Int32, actorId: Int64, userId: Int64, prevParticipant: Api.ChannelParticipant? = nil, newParticipant: Api.ChannelParticipant? = nil, invite: Api.ExportedChatInvite? = nil, qts: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x8, when: viaChatlist)
@@ -3185,6 +3219,7 @@ extension Api {
             public let params: Api.DataJSON
             public var presentation: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(presentation: Bool = false, params: Api.DataJSON) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: presentation)
@@ -3242,6 +3277,7 @@ extension Api {
             public let qts: Int32
             public let queryId: Int64?
 
+            @_optimize(none)
             public init(peer: Api.Peer, date: Int32, userId: Int64, about: String, invite: Api.ExportedChatInvite, qts: Int32, queryId: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: queryId != nil)
@@ -3279,6 +3315,7 @@ extension Api {
             public let savedPeerId: Api.Peer?
             public let reactions: Api.MessageReactions
 
+            @_optimize(none)
             public init(peer: Api.Peer, msgId: Int32, topMsgId: Int32? = nil, savedPeerId: Api.Peer? = nil, reactions: Api.MessageReactions) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -3337,6 +3374,7 @@ extension Api {
             public let text: String
             public var pending: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(pending: Bool = false, peer: Api.Peer, msgId: Int32, transcriptionId: Int64, text: String) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: pending)
@@ -3379,6 +3417,7 @@ extension Api {
             public var masks: Bool { tlFlagIsSet(flags, 0x1) }
             public var emojis: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(masks: Bool = false, emojis: Bool = false, stickerset: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: masks)
@@ -3522,6 +3561,7 @@ extension Api {
             public let wallpaper: Api.WallPaper?
             public var wallpaperOverridden: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(wallpaperOverridden: Bool = false, peer: Api.Peer, wallpaper: Api.WallPaper? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: wallpaperOverridden)
@@ -3589,6 +3629,7 @@ extension Api {
             public let peer: Api.DialogPeer
             public var pinned: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(pinned: Bool = false, peer: Api.DialogPeer) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: pinned)
@@ -3610,6 +3651,7 @@ extension Api {
             public let flags: Int32
             public let order: [Api.DialogPeer]?
 
+            @_optimize(none)
             public init(order: [Api.DialogPeer]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: order != nil)
@@ -3715,6 +3757,7 @@ extension Api {
             public let replyToMessage: Api.Message?
             public let qts: Int32
 
+            @_optimize(none)
             public init(connectionId: String, message: Api.Message, replyToMessage: Api.Message? = nil, qts: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: replyToMessage != nil)
@@ -3745,6 +3788,7 @@ extension Api {
             public let replyToMessage: Api.Message?
             public let qts: Int32
 
+            @_optimize(none)
             public init(connectionId: String, message: Api.Message, replyToMessage: Api.Message? = nil, qts: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: replyToMessage != nil)
@@ -3821,6 +3865,7 @@ extension Api {
             public let chatInstance: Int64
             public let data: [UInt8]?
 
+            @_optimize(none)
             public init(queryId: Int64, userId: Int64, connectionId: String, message: Api.Message, replyToMessage: Api.Message? = nil, chatInstance: Int64, data: [UInt8]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: replyToMessage != nil)
@@ -3954,6 +3999,7 @@ extension Api {
             public let savedPeerId: Api.Peer
             public var exception: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(exception: Bool = false, channelId: Int64, savedPeerId: Api.Peer) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: exception)
@@ -4007,6 +4053,7 @@ extension Api {
             public let topicId: Int32
             public var pinned: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(pinned: Bool = false, peer: Api.Peer, topicId: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: pinned)
@@ -4031,6 +4078,7 @@ extension Api {
             public let peer: Api.Peer
             public let order: [Int32]?
 
+            @_optimize(none)
             public init(peer: Api.Peer, order: [Int32]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: order != nil)
@@ -4139,6 +4187,7 @@ extension Api {
             public let referenceMessages: [Api.Message]?
             public let qts: Int32
 
+            @_optimize(none)
             public init(queryId: Int64, message: Api.Message, referenceMessages: [Api.Message]? = nil, qts: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: referenceMessages != nil)
@@ -4185,6 +4234,7 @@ extension Api {
             public let location: String?
             public var confirmed: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(confirmed: Bool = false, botId: Int64, date: Int32? = nil, device: String? = nil, location: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: confirmed)
@@ -4214,6 +4264,7 @@ extension Api {
             public var openExternalBrowser: Bool { tlFlagIsSet(flags, 0x1) }
             public var displayCloseButton: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(openExternalBrowser: Bool = false, displayCloseButton: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: openExternalBrowser)
@@ -4236,6 +4287,7 @@ extension Api {
             public let exception: Api.WebDomainException
             public var delete: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(delete: Bool = false, openExternalBrowser: Bool? = nil, exception: Api.WebDomainException) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: delete)
@@ -4301,6 +4353,7 @@ extension Api {
             public let chatInstance: Int64?
             public let message: Api.EphemeralMessage
 
+            @_optimize(none)
             public init(queryId: Int64, userId: Int64, peer: Api.Peer? = nil, msgId: Int32, data: [UInt8], chatInstance: Int64? = nil, message: Api.EphemeralMessage) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: peer != nil)
@@ -4340,6 +4393,7 @@ extension Api {
             public var paymentFailed: Bool { tlFlagIsSet(flags, 0x2) }
             public var restored: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(canceled: Bool = false, paymentFailed: Bool = false, restored: Bool = false, userId: Int64, payload: [UInt8], qts: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: canceled)
@@ -8183,7 +8237,7 @@ extension Api {
     /// - `nearestDc#8e1a1775 country:string this_dc:int nearest_dc:int = NearestDc;`
     ///
     /// <https://core.telegram.org/type/NearestDc>
-    public enum NearestDc: TLSchemaDescribed, TLParsable {
+    public enum NearestDc: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `nearestDc#8e1a1775 country:string this_dc:int nearest_dc:int = NearestDc;`
         ///
         /// <https://core.telegram.org/constructor/nearestDc>
@@ -8268,7 +8322,7 @@ extension Api {
     /// - `inputPrivacyKeySavedMusic#4dbe9226 = InputPrivacyKey;`
     ///
     /// <https://core.telegram.org/type/InputPrivacyKey>
-    public enum InputPrivacyKey: TLSchemaDescribed, TLParsable {
+    public enum InputPrivacyKey: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputPrivacyKeyStatusTimestamp#4f96cb18 = InputPrivacyKey;`
         ///
         /// <https://core.telegram.org/constructor/inputPrivacyKeyStatusTimestamp>
@@ -8459,7 +8513,7 @@ extension Api {
     /// - `documentAttributeCustomEmoji#fd149899 flags:# free:flags.0?true text_color:flags.1?true alt:string stickerset:InputStickerSet = DocumentAttribute;`
     ///
     /// <https://core.telegram.org/type/DocumentAttribute>
-    public enum DocumentAttribute: TLSchemaDescribed, TLParsable {
+    public enum DocumentAttribute: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `documentAttributeImageSize#6c37c15c w:int h:int = DocumentAttribute;`
         ///
         /// <https://core.telegram.org/constructor/documentAttributeImageSize>
@@ -8517,6 +8571,7 @@ extension Api {
             public let maskCoords: Api.MaskCoords?
             public var mask: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(mask: Bool = false, alt: String, stickerset: Api.InputStickerSet, maskCoords: Api.MaskCoords? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: mask)
@@ -8551,6 +8606,7 @@ extension Api {
             public var supportsStreaming: Bool { tlFlagIsSet(flags, 0x2) }
             public var nosound: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(roundMessage: Bool = false, supportsStreaming: Bool = false, nosound: Bool = false, duration: Double, w: Int32, h: Int32, preloadPrefixSize: Int32? = nil, videoStartTs: Double? = nil, videoCodec: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: roundMessage)
@@ -8591,6 +8647,7 @@ extension Api {
             public let waveform: [UInt8]?
             public var voice: Bool { tlFlagIsSet(flags, 0x400) }
 
+            @_optimize(none)
             public init(voice: Bool = false, duration: Int32, title: String? = nil, performer: String? = nil, waveform: [UInt8]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x400, when: voice)
@@ -8635,6 +8692,7 @@ extension Api {
             public var free: Bool { tlFlagIsSet(flags, 0x1) }
             public var textColor: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(free: Bool = false, textColor: Bool = false, alt: String, stickerset: Api.InputStickerSet) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: free)
@@ -8877,7 +8935,7 @@ extension Api {
     /// - `cdnPublicKey#c982eaba dc_id:int public_key:string = CdnPublicKey;`
     ///
     /// <https://core.telegram.org/type/CdnPublicKey>
-    public enum CdnPublicKey: TLSchemaDescribed, TLParsable {
+    public enum CdnPublicKey: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `cdnPublicKey#c982eaba dc_id:int public_key:string = CdnPublicKey;`
         ///
         /// <https://core.telegram.org/constructor/cdnPublicKey>
@@ -8945,7 +9003,7 @@ extension Api {
     /// - `passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow#3a912d4a salt1:bytes salt2:bytes g:int p:bytes = PasswordKdfAlgo;`
     ///
     /// <https://core.telegram.org/type/PasswordKdfAlgo>
-    public enum PasswordKdfAlgo: TLSchemaDescribed, TLParsable {
+    public enum PasswordKdfAlgo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `passwordKdfAlgoUnknown#d45ab096 = PasswordKdfAlgo;`
         ///
         /// <https://core.telegram.org/constructor/passwordKdfAlgoUnknown>
@@ -9032,7 +9090,7 @@ extension Api {
     /// - `emojiKeywordDeleted#236df622 keyword:string emoticons:Vector<string> = EmojiKeyword;`
     ///
     /// <https://core.telegram.org/type/EmojiKeyword>
-    public enum EmojiKeyword: TLSchemaDescribed, TLParsable {
+    public enum EmojiKeyword: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `emojiKeyword#d5b3b9f9 keyword:string emoticons:Vector<string> = EmojiKeyword;`
         ///
         /// <https://core.telegram.org/constructor/emojiKeyword>
@@ -9132,7 +9190,7 @@ extension Api.payments {
     /// - `payments.bankCardData#3e24e573 title:string open_urls:Vector<BankCardOpenUrl> = payments.BankCardData;`
     ///
     /// <https://core.telegram.org/type/payments.BankCardData>
-    public enum BankCardData: TLSchemaDescribed, TLParsable {
+    public enum BankCardData: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.bankCardData#3e24e573 title:string open_urls:Vector<BankCardOpenUrl> = payments.BankCardData;`
         ///
         /// <https://core.telegram.org/constructor/payments.bankCardData>
@@ -9202,7 +9260,7 @@ extension Api {
     /// - `inlineQueryPeerTypeBotPM#0e3b2d0c = InlineQueryPeerType;`
     ///
     /// <https://core.telegram.org/type/InlineQueryPeerType>
-    public enum InlineQueryPeerType: TLSchemaDescribed, TLParsable {
+    public enum InlineQueryPeerType: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inlineQueryPeerTypeSameBotPM#3081ed9d = InlineQueryPeerType;`
         ///
         /// <https://core.telegram.org/constructor/inlineQueryPeerTypeSameBotPM>
@@ -9298,7 +9356,7 @@ extension Api {
     /// - `chatAdminWithInvites#f2ecef23 admin_id:long invites_count:int revoked_invites_count:int = ChatAdminWithInvites;`
     ///
     /// <https://core.telegram.org/type/ChatAdminWithInvites>
-    public enum ChatAdminWithInvites: TLSchemaDescribed, TLParsable {
+    public enum ChatAdminWithInvites: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatAdminWithInvites#f2ecef23 admin_id:long invites_count:int revoked_invites_count:int = ChatAdminWithInvites;`
         ///
         /// <https://core.telegram.org/constructor/chatAdminWithInvites>
@@ -9371,7 +9429,7 @@ extension Api {
     /// - `chatThemeUniqueGift#3458f9c8 gift:StarGift theme_settings:Vector<ThemeSettings> = ChatTheme;`
     ///
     /// <https://core.telegram.org/type/ChatTheme>
-    public enum ChatTheme: TLSchemaDescribed, TLParsable {
+    public enum ChatTheme: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatTheme#c3dffc04 emoticon:string = ChatTheme;`
         ///
         /// <https://core.telegram.org/constructor/chatTheme>
@@ -9465,7 +9523,7 @@ extension Api {
     /// - `messageReactions#0a339f0b flags:# min:flags.0?true can_see_list:flags.2?true reactions_as_tags:flags.3?true results:Vector<ReactionCount> recent_reactions:flags.1?Vector<MessagePeerReaction> top_reactors:flags.4?Vector<MessageReactor> = MessageReactions;`
     ///
     /// <https://core.telegram.org/type/MessageReactions>
-    public enum MessageReactions: TLSchemaDescribed, TLParsable {
+    public enum MessageReactions: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messageReactions#0a339f0b flags:# min:flags.0?true can_see_list:flags.2?true reactions_as_tags:flags.3?true results:Vector<ReactionCount> recent_reactions:flags.1?Vector<MessagePeerReaction> top_reactors:flags.4?Vector<MessageReactor> = MessageReactions;`
         ///
         /// <https://core.telegram.org/constructor/messageReactions>
@@ -9484,6 +9542,7 @@ extension Api {
             public var canSeeList: Bool { tlFlagIsSet(flags, 0x4) }
             public var reactionsAsTags: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(min: Bool = false, canSeeList: Bool = false, reactionsAsTags: Bool = false, results: [Api.ReactionCount], recentReactions: [Api.MessagePeerReaction]? = nil, topReactors: [Api.MessageReactor]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: min)
@@ -9572,7 +9631,7 @@ extension Api {
     /// - `emojiGroupPremium#093bcf34 title:string icon_emoji_id:long = EmojiGroup;`
     ///
     /// <https://core.telegram.org/type/EmojiGroup>
-    public enum EmojiGroup: TLSchemaDescribed, TLParsable {
+    public enum EmojiGroup: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `emojiGroup#7a9abda9 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;`
         ///
         /// <https://core.telegram.org/constructor/emojiGroup>
@@ -9719,7 +9778,7 @@ extension Api {
     /// - `inputPeerColorCollectible#b8ea86a9 collectible_id:long = PeerColor;`
     ///
     /// <https://core.telegram.org/type/PeerColor>
-    public enum PeerColor: TLSchemaDescribed, TLParsable {
+    public enum PeerColor: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `peerColor#b54b5acf flags:# color:flags.0?int background_emoji_id:flags.1?long = PeerColor;`
         ///
         /// <https://core.telegram.org/constructor/peerColor>
@@ -9742,6 +9801,7 @@ extension Api {
             public let color: Int32?
             public let backgroundEmojiId: Int64?
 
+            @_optimize(none)
             public init(color: Int32? = nil, backgroundEmojiId: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: color != nil)
@@ -9772,6 +9832,7 @@ extension Api {
             public let darkAccentColor: Int32?
             public let darkColors: [Int32]?
 
+            @_optimize(none)
             public init(collectibleId: Int64, giftEmojiId: Int64, backgroundEmojiId: Int64, accentColor: Int32, colors: [Int32], darkAccentColor: Int32? = nil, darkColors: [Int32]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: darkAccentColor != nil)
@@ -9937,7 +9998,7 @@ extension Api.help {
     /// - `help.peerColors#00f8ed08 hash:int colors:Vector<help.PeerColorOption> = help.PeerColors;`
     ///
     /// <https://core.telegram.org/type/help.PeerColors>
-    public enum PeerColors: TLSchemaDescribed, TLParsable {
+    public enum PeerColors: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.peerColorsNotModified#2ba1f5ce = help.PeerColors;`
         ///
         /// <https://core.telegram.org/constructor/help.peerColorsNotModified>
@@ -10015,7 +10076,7 @@ extension Api {
     /// - `birthday#6c8e1e06 flags:# day:int month:int year:flags.0?int = Birthday;`
     ///
     /// <https://core.telegram.org/type/Birthday>
-    public enum Birthday: TLSchemaDescribed, TLParsable {
+    public enum Birthday: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `birthday#6c8e1e06 flags:# day:int month:int year:flags.0?int = Birthday;`
         ///
         /// <https://core.telegram.org/constructor/birthday>
@@ -10031,6 +10092,7 @@ extension Api {
             public let month: Int32
             public let year: Int32?
 
+            @_optimize(none)
             public init(day: Int32, month: Int32, year: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: year != nil)
@@ -10108,7 +10170,7 @@ extension Api {
     /// - `foundStory#e87acbc0 peer:Peer story:StoryItem = FoundStory;`
     ///
     /// <https://core.telegram.org/type/FoundStory>
-    public enum FoundStory: TLSchemaDescribed, TLParsable {
+    public enum FoundStory: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `foundStory#e87acbc0 peer:Peer story:StoryItem = FoundStory;`
         ///
         /// <https://core.telegram.org/constructor/foundStory>
@@ -10173,7 +10235,7 @@ extension Api {
     /// - `geoPointAddress#de4c5d93 flags:# country_iso2:string state:flags.0?string city:flags.1?string street:flags.2?string = GeoPointAddress;`
     ///
     /// <https://core.telegram.org/type/GeoPointAddress>
-    public enum GeoPointAddress: TLSchemaDescribed, TLParsable {
+    public enum GeoPointAddress: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `geoPointAddress#de4c5d93 flags:# country_iso2:string state:flags.0?string city:flags.1?string street:flags.2?string = GeoPointAddress;`
         ///
         /// <https://core.telegram.org/constructor/geoPointAddress>
@@ -10190,6 +10252,7 @@ extension Api {
             public let city: String?
             public let street: String?
 
+            @_optimize(none)
             public init(countryIso2: String, state: String? = nil, city: String? = nil, street: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: state != nil)
@@ -10284,7 +10347,7 @@ extension Api {
     /// - `starGiftAuctionUserState#2eeed1c4 flags:# returned:flags.1?true bid_amount:flags.0?long bid_date:flags.0?int min_bid_amount:flags.0?long bid_peer:flags.0?Peer acquired_count:int = StarGiftAuctionUserState;`
     ///
     /// <https://core.telegram.org/type/StarGiftAuctionUserState>
-    public enum StarGiftAuctionUserState: TLSchemaDescribed, TLParsable {
+    public enum StarGiftAuctionUserState: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starGiftAuctionUserState#2eeed1c4 flags:# returned:flags.1?true bid_amount:flags.0?long bid_date:flags.0?int min_bid_amount:flags.0?long bid_peer:flags.0?Peer acquired_count:int = StarGiftAuctionUserState;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAuctionUserState>
@@ -10303,6 +10366,7 @@ extension Api {
             public let acquiredCount: Int32
             public var returned: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(returned: Bool = false, bidAmount: Int64? = nil, bidDate: Int32? = nil, minBidAmount: Int64? = nil, bidPeer: Api.Peer? = nil, acquiredCount: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: returned)
@@ -10406,7 +10470,7 @@ extension Api.auth {
     /// - `auth.passkeyLoginOptions#e2037789 options:DataJSON = auth.PasskeyLoginOptions;`
     ///
     /// <https://core.telegram.org/type/auth.PasskeyLoginOptions>
-    public enum PasskeyLoginOptions: TLSchemaDescribed, TLParsable {
+    public enum PasskeyLoginOptions: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `auth.passkeyLoginOptions#e2037789 options:DataJSON = auth.PasskeyLoginOptions;`
         ///
         /// <https://core.telegram.org/constructor/auth.passkeyLoginOptions>
@@ -10465,7 +10529,7 @@ extension Api.bots {
     /// - `bots.accessSettings#dd1fbf93 flags:# restricted:flags.0?true add_users:flags.1?Vector<User> = bots.AccessSettings;`
     ///
     /// <https://core.telegram.org/type/bots.AccessSettings>
-    public enum AccessSettings: TLSchemaDescribed, TLParsable {
+    public enum AccessSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `bots.accessSettings#dd1fbf93 flags:# restricted:flags.0?true add_users:flags.1?Vector<User> = bots.AccessSettings;`
         ///
         /// <https://core.telegram.org/constructor/bots.accessSettings>
@@ -10480,6 +10544,7 @@ extension Api.bots {
             public let addUsers: [Api.User]?
             public var restricted: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(restricted: Bool = false, addUsers: [Api.User]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: restricted)
@@ -10548,7 +10613,7 @@ extension Api.messages {
     /// - `messages.composedRichMessageWithAI#4c4537c8 result:RichMessage = messages.ComposedRichMessageWithAI;`
     ///
     /// <https://core.telegram.org/type/messages.ComposedRichMessageWithAI>
-    public enum ComposedRichMessageWithAI: TLSchemaDescribed, TLParsable {
+    public enum ComposedRichMessageWithAI: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.composedRichMessageWithAI#4c4537c8 result:RichMessage = messages.ComposedRichMessageWithAI;`
         ///
         /// <https://core.telegram.org/constructor/messages.composedRichMessageWithAI>
@@ -10606,6 +10671,7 @@ extension Api.functions.auth {
     /// `auth.checkPaidAuth#56e59f9c phone_number:string phone_code_hash:string form_id:long = auth.SentCode;`
     ///
     /// <https://core.telegram.org/method/auth.checkPaidAuth>
+    @_optimize(none)
     public static func checkPaidAuth(phoneNumber: String, phoneCodeHash: String, formId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
         let buffer = Buffer()
         checkPaidAuth(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, formId: formId)
@@ -10613,7 +10679,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.checkPaidAuth` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkPaidAuth(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, formId: Int64) {
         buffer.appendUInt32(0x56e59f9c)
         buffer.appendTLString(phoneNumber)
@@ -10626,6 +10692,7 @@ extension Api.functions.account {
     /// `account.getContactSignUpNotification#9f07c728 = Bool;`
     ///
     /// <https://core.telegram.org/method/account.getContactSignUpNotification>
+    @_optimize(none)
     public static func getContactSignUpNotification() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         getContactSignUpNotification(into: buffer)
@@ -10633,7 +10700,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getContactSignUpNotification` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getContactSignUpNotification(into buffer: Buffer) {
         buffer.appendUInt32(0x9f07c728)
     }
@@ -10643,6 +10710,7 @@ extension Api.functions.account {
     /// `account.updateBusinessWorkHours#4b00e066 flags:# business_work_hours:flags.0?BusinessWorkHours = Bool;`
     ///
     /// <https://core.telegram.org/method/account.updateBusinessWorkHours>
+    @_optimize(none)
     public static func updateBusinessWorkHours(businessWorkHours: Api.BusinessWorkHours? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateBusinessWorkHours(into: buffer, businessWorkHours: businessWorkHours)
@@ -10650,7 +10718,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessWorkHours` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateBusinessWorkHours(into buffer: Buffer, businessWorkHours: Api.BusinessWorkHours? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: businessWorkHours != nil)
@@ -10666,6 +10734,7 @@ extension Api.functions.contacts {
     /// `contacts.addContact#d9ba2e54 flags:# add_phone_privacy_exception:flags.0?true id:InputUser first_name:string last_name:string phone:string note:flags.1?TextWithEntities = Updates;`
     ///
     /// <https://core.telegram.org/method/contacts.addContact>
+    @_optimize(none)
     public static func addContact(addPhonePrivacyException: Bool = false, id: Api.InputUser, firstName: String, lastName: String, phone: String, note: Api.TextWithEntities? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         addContact(into: buffer, addPhonePrivacyException: addPhonePrivacyException, id: id, firstName: firstName, lastName: lastName, phone: phone, note: note)
@@ -10673,7 +10742,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.addContact` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func addContact(into buffer: Buffer, addPhonePrivacyException: Bool = false, id: Api.InputUser, firstName: String, lastName: String, phone: String, note: Api.TextWithEntities? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: addPhonePrivacyException)
@@ -10694,6 +10763,7 @@ extension Api.functions.contacts {
     /// `contacts.editCloseFriends#ba6705f0 id:Vector<long> = Bool;`
     ///
     /// <https://core.telegram.org/method/contacts.editCloseFriends>
+    @_optimize(none)
     public static func editCloseFriends(id: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editCloseFriends(into: buffer, id: id)
@@ -10701,7 +10771,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.editCloseFriends` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editCloseFriends(into buffer: Buffer, id: [Int64]) {
         buffer.appendUInt32(0xba6705f0)
         buffer.appendVector(id, boxed: true)
@@ -10712,6 +10782,7 @@ extension Api.functions.messages {
     /// `messages.report#fc78af9b peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;`
     ///
     /// <https://core.telegram.org/method/messages.report>
+    @_optimize(none)
     public static func report(peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
         let buffer = Buffer()
         report(into: buffer, peer: peer, id: id, option: option, message: message)
@@ -10719,7 +10790,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.report` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func report(into buffer: Buffer, peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) {
         buffer.appendUInt32(0xfc78af9b)
         peer.serialize(buffer, true)
@@ -10733,6 +10804,7 @@ extension Api.functions.messages {
     /// `messages.getMessagesViews#5784d3e1 peer:InputPeer id:Vector<int> increment:Bool = messages.MessageViews;`
     ///
     /// <https://core.telegram.org/method/messages.getMessagesViews>
+    @_optimize(none)
     public static func getMessagesViews(peer: Api.InputPeer, id: [Int32], increment: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageViews>) {
         let buffer = Buffer()
         getMessagesViews(into: buffer, peer: peer, id: id, increment: increment)
@@ -10740,7 +10812,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMessagesViews` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMessagesViews(into buffer: Buffer, peer: Api.InputPeer, id: [Int32], increment: Bool) {
         buffer.appendUInt32(0x5784d3e1)
         peer.serialize(buffer, true)
@@ -10753,6 +10825,7 @@ extension Api.functions.messages {
     /// `messages.clearRecentReactions#9dfeefb4 = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.clearRecentReactions>
+    @_optimize(none)
     public static func clearRecentReactions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         clearRecentReactions(into: buffer)
@@ -10760,7 +10833,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.clearRecentReactions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func clearRecentReactions(into buffer: Buffer) {
         buffer.appendUInt32(0x9dfeefb4)
     }
@@ -10770,6 +10843,7 @@ extension Api.functions.messages {
     /// `messages.toggleSuggestedPostApproval#8107455c flags:# reject:flags.1?true peer:InputPeer msg_id:int schedule_date:flags.0?int reject_comment:flags.2?string = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.toggleSuggestedPostApproval>
+    @_optimize(none)
     public static func toggleSuggestedPostApproval(reject: Bool = false, peer: Api.InputPeer, msgId: Int32, scheduleDate: Int32? = nil, rejectComment: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleSuggestedPostApproval(into: buffer, reject: reject, peer: peer, msgId: msgId, scheduleDate: scheduleDate, rejectComment: rejectComment)
@@ -10777,7 +10851,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleSuggestedPostApproval` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleSuggestedPostApproval(into buffer: Buffer, reject: Bool = false, peer: Api.InputPeer, msgId: Int32, scheduleDate: Int32? = nil, rejectComment: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: reject)
@@ -10804,6 +10878,7 @@ extension Api.functions.messages {
     /// `messages.editChatCreator#f743b857 peer:InputPeer user_id:InputUser password:InputCheckPasswordSRP = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.editChatCreator>
+    @_optimize(none)
     public static func editChatCreator(peer: Api.InputPeer, userId: Api.InputUser, password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editChatCreator(into: buffer, peer: peer, userId: userId, password: password)
@@ -10811,7 +10886,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editChatCreator` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editChatCreator(into buffer: Buffer, peer: Api.InputPeer, userId: Api.InputUser, password: Api.InputCheckPasswordSRP) {
         buffer.appendUInt32(0xf743b857)
         peer.serialize(buffer, true)
@@ -10824,6 +10899,7 @@ extension Api.functions.messages {
     /// `messages.readPollVotes#1720b4d8 flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;`
     ///
     /// <https://core.telegram.org/method/messages.readPollVotes>
+    @_optimize(none)
     public static func readPollVotes(peer: Api.InputPeer, topMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         readPollVotes(into: buffer, peer: peer, topMsgId: topMsgId)
@@ -10831,7 +10907,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readPollVotes` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func readPollVotes(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -10850,6 +10926,7 @@ extension Api.functions.channels {
     /// `channels.toggleAutotranslation#167fc0a1 channel:InputChannel enabled:Bool = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.toggleAutotranslation>
+    @_optimize(none)
     public static func toggleAutotranslation(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleAutotranslation(into: buffer, channel: channel, enabled: enabled)
@@ -10857,7 +10934,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleAutotranslation` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleAutotranslation(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0x167fc0a1)
         channel.serialize(buffer, true)
@@ -10869,6 +10946,7 @@ extension Api.functions.payments {
     /// `payments.convertStarGift#74bf076b stargift:InputSavedStarGift = Bool;`
     ///
     /// <https://core.telegram.org/method/payments.convertStarGift>
+    @_optimize(none)
     public static func convertStarGift(stargift: Api.InputSavedStarGift) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         convertStarGift(into: buffer, stargift: stargift)
@@ -10876,7 +10954,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.convertStarGift` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func convertStarGift(into buffer: Buffer, stargift: Api.InputSavedStarGift) {
         buffer.appendUInt32(0x74bf076b)
         stargift.serialize(buffer, true)
@@ -10887,6 +10965,7 @@ extension Api.functions.payments {
     /// `payments.getUniqueStarGift#a1974d72 slug:string = payments.UniqueStarGift;`
     ///
     /// <https://core.telegram.org/method/payments.getUniqueStarGift>
+    @_optimize(none)
     public static func getUniqueStarGift(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.UniqueStarGift>) {
         let buffer = Buffer()
         getUniqueStarGift(into: buffer, slug: slug)
@@ -10894,7 +10973,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getUniqueStarGift` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getUniqueStarGift(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0xa1974d72)
         buffer.appendTLString(slug)
@@ -10905,6 +10984,7 @@ extension Api.functions.payments {
     /// `payments.updateStarGiftCollection#4fddbee7 flags:# peer:InputPeer collection_id:int title:flags.0?string delete_stargift:flags.1?Vector<InputSavedStarGift> add_stargift:flags.2?Vector<InputSavedStarGift> order:flags.3?Vector<InputSavedStarGift> = StarGiftCollection;`
     ///
     /// <https://core.telegram.org/method/payments.updateStarGiftCollection>
+    @_optimize(none)
     public static func updateStarGiftCollection(peer: Api.InputPeer, collectionId: Int32, title: String? = nil, deleteStargift: [Api.InputSavedStarGift]? = nil, addStargift: [Api.InputSavedStarGift]? = nil, order: [Api.InputSavedStarGift]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StarGiftCollection>) {
         let buffer = Buffer()
         updateStarGiftCollection(into: buffer, peer: peer, collectionId: collectionId, title: title, deleteStargift: deleteStargift, addStargift: addStargift, order: order)
@@ -10912,7 +10992,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.updateStarGiftCollection` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateStarGiftCollection(into buffer: Buffer, peer: Api.InputPeer, collectionId: Int32, title: String? = nil, deleteStargift: [Api.InputSavedStarGift]? = nil, addStargift: [Api.InputSavedStarGift]? = nil, order: [Api.InputSavedStarGift]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: title != nil)
@@ -10944,6 +11024,7 @@ extension Api.functions.payments {
     /// `payments.getCraftStarGifts#fd05dd00 gift_id:long offset:string limit:int = payments.SavedStarGifts;`
     ///
     /// <https://core.telegram.org/method/payments.getCraftStarGifts>
+    @_optimize(none)
     public static func getCraftStarGifts(giftId: Int64, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedStarGifts>) {
         let buffer = Buffer()
         getCraftStarGifts(into: buffer, giftId: giftId, offset: offset, limit: limit)
@@ -10951,7 +11032,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getCraftStarGifts` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getCraftStarGifts(into buffer: Buffer, giftId: Int64, offset: String, limit: Int32) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xfd05dd00)
@@ -10966,6 +11047,7 @@ extension Api.functions.phone {
     /// `phone.createConferenceCall#7d0444bb flags:# muted:flags.0?true video_stopped:flags.2?true join:flags.3?true random_id:int public_key:flags.3?int256 block:flags.3?bytes params:flags.3?DataJSON = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.createConferenceCall>
+    @_optimize(none)
     public static func createConferenceCall(muted: Bool = false, videoStopped: Bool = false, randomId: Int32, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         createConferenceCall(into: buffer, muted: muted, videoStopped: videoStopped, randomId: randomId, publicKey: publicKey, block: block, params: params)
@@ -10973,7 +11055,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.createConferenceCall` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func createConferenceCall(into buffer: Buffer, muted: Bool = false, videoStopped: Bool = false, randomId: Int32, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: muted)
@@ -11000,6 +11082,7 @@ extension Api.functions.langpack {
     /// `langpack.getDifference#cd984aa5 lang_pack:string lang_code:string from_version:int = LangPackDifference;`
     ///
     /// <https://core.telegram.org/method/langpack.getDifference>
+    @_optimize(none)
     public static func getDifference(langPack: String, langCode: String, fromVersion: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.LangPackDifference>) {
         let buffer = Buffer()
         getDifference(into: buffer, langPack: langPack, langCode: langCode, fromVersion: fromVersion)
@@ -11007,7 +11090,7 @@ extension Api.functions.langpack {
     }
 
     /// Writes `langpack.getDifference` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDifference(into buffer: Buffer, langPack: String, langCode: String, fromVersion: Int32) {
         buffer.appendUInt32(0xcd984aa5)
         buffer.appendTLString(langPack)
@@ -11020,6 +11103,7 @@ extension Api.functions.stories {
     /// `stories.getStoryReactionsList#b9b2881f flags:# forwards_first:flags.2?true peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = stories.StoryReactionsList;`
     ///
     /// <https://core.telegram.org/method/stories.getStoryReactionsList>
+    @_optimize(none)
     public static func getStoryReactionsList(forwardsFirst: Bool = false, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryReactionsList>) {
         let buffer = Buffer()
         getStoryReactionsList(into: buffer, forwardsFirst: forwardsFirst, peer: peer, id: id, reaction: reaction, offset: offset, limit: limit)
@@ -11027,7 +11111,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getStoryReactionsList` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStoryReactionsList(into buffer: Buffer, forwardsFirst: Bool = false, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: forwardsFirst)
@@ -11051,6 +11135,7 @@ extension Api.functions.stories {
     /// `stories.createAlbum#a36396e5 peer:InputPeer title:string stories:Vector<int> = StoryAlbum;`
     ///
     /// <https://core.telegram.org/method/stories.createAlbum>
+    @_optimize(none)
     public static func createAlbum(peer: Api.InputPeer, title: String, stories: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StoryAlbum>) {
         let buffer = Buffer()
         createAlbum(into: buffer, peer: peer, title: title, stories: stories)
@@ -11058,7 +11143,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.createAlbum` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func createAlbum(into buffer: Buffer, peer: Api.InputPeer, title: String, stories: [Int32]) {
         buffer.appendUInt32(0xa36396e5)
         peer.serialize(buffer, true)
@@ -11071,6 +11156,7 @@ extension Api.functions.fragment {
     /// `fragment.getCollectibleInfo#be1e85ba collectible:InputCollectible = fragment.CollectibleInfo;`
     ///
     /// <https://core.telegram.org/method/fragment.getCollectibleInfo>
+    @_optimize(none)
     public static func getCollectibleInfo(collectible: Api.InputCollectible) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.fragment.CollectibleInfo>) {
         let buffer = Buffer()
         getCollectibleInfo(into: buffer, collectible: collectible)
@@ -11078,7 +11164,7 @@ extension Api.functions.fragment {
     }
 
     /// Writes `fragment.getCollectibleInfo` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getCollectibleInfo(into buffer: Buffer, collectible: Api.InputCollectible) {
         buffer.appendUInt32(0xbe1e85ba)
         collectible.serialize(buffer, true)
@@ -11089,6 +11175,7 @@ extension Api.functions.aicompose {
     /// `aicompose.createTone#4aa83913 flags:# display_author:flags.0?true emoji_id:long title:string prompt:string = AiComposeTone;`
     ///
     /// <https://core.telegram.org/method/aicompose.createTone>
+    @_optimize(none)
     public static func createTone(displayAuthor: Bool = false, emojiId: Int64, title: String, prompt: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AiComposeTone>) {
         let buffer = Buffer()
         createTone(into: buffer, displayAuthor: displayAuthor, emojiId: emojiId, title: title, prompt: prompt)
@@ -11096,7 +11183,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.createTone` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func createTone(into buffer: Buffer, displayAuthor: Bool = false, emojiId: Int64, title: String, prompt: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: displayAuthor)

@@ -9,7 +9,7 @@ extension Api {
     /// - `inputPhoneContact#6a1dc4be flags:# client_id:long phone:string first_name:string last_name:string note:flags.0?TextWithEntities = InputContact;`
     ///
     /// <https://core.telegram.org/type/InputContact>
-    public enum InputContact: TLSchemaDescribed, TLParsable {
+    public enum InputContact: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputPhoneContact#6a1dc4be flags:# client_id:long phone:string first_name:string last_name:string note:flags.0?TextWithEntities = InputContact;`
         ///
         /// <https://core.telegram.org/constructor/inputPhoneContact>
@@ -27,6 +27,7 @@ extension Api {
             public let lastName: String
             public let note: Api.TextWithEntities?
 
+            @_optimize(none)
             public init(clientId: Int64, phone: String, firstName: String, lastName: String, note: Api.TextWithEntities? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: note != nil)
@@ -114,7 +115,7 @@ extension Api {
     /// - `inputFileStoryDocument#62dc8b48 id:InputDocument = InputFile;`
     ///
     /// <https://core.telegram.org/type/InputFile>
-    public enum InputFile: TLSchemaDescribed, TLParsable {
+    public enum InputFile: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputFile#f52ff27f id:long parts:int name:string md5_checksum:string = InputFile;`
         ///
         /// <https://core.telegram.org/constructor/inputFile>
@@ -263,7 +264,7 @@ extension Api {
     /// - `inputPhoto#3bb3b94a id:long access_hash:long file_reference:bytes = InputPhoto;`
     ///
     /// <https://core.telegram.org/type/InputPhoto>
-    public enum InputPhoto: TLSchemaDescribed, TLParsable {
+    public enum InputPhoto: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputPhotoEmpty#1cd7bf0d = InputPhoto;`
         ///
         /// <https://core.telegram.org/constructor/inputPhotoEmpty>
@@ -346,7 +347,7 @@ extension Api {
     /// - `peerNotifySettings#99622c0c flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int ios_sound:flags.3?NotificationSound android_sound:flags.4?NotificationSound other_sound:flags.5?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_ios_sound:flags.8?NotificationSound stories_android_sound:flags.9?NotificationSound stories_other_sound:flags.10?NotificationSound = PeerNotifySettings;`
     ///
     /// <https://core.telegram.org/type/PeerNotifySettings>
-    public enum PeerNotifySettings: TLSchemaDescribed, TLParsable {
+    public enum PeerNotifySettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `peerNotifySettings#99622c0c flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int ios_sound:flags.3?NotificationSound android_sound:flags.4?NotificationSound other_sound:flags.5?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_ios_sound:flags.8?NotificationSound stories_android_sound:flags.9?NotificationSound stories_other_sound:flags.10?NotificationSound = PeerNotifySettings;`
         ///
         /// <https://core.telegram.org/constructor/peerNotifySettings>
@@ -370,6 +371,7 @@ extension Api {
             public let storiesAndroidSound: Api.NotificationSound?
             public let storiesOtherSound: Api.NotificationSound?
 
+            @_optimize(none)
             public init(showPreviews: Bool? = nil, silent: Bool? = nil, muteUntil: Int32? = nil, iosSound: Api.NotificationSound? = nil, androidSound: Api.NotificationSound? = nil, otherSound: Api.NotificationSound? = nil, storiesMuted: Bool? = nil, storiesHideSender: Bool? = nil, storiesIosSound: Api.NotificationSound? = nil, storiesAndroidSound: Api.NotificationSound? = nil, storiesOtherSound: Api.NotificationSound? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: showPreviews != nil)
@@ -538,7 +540,7 @@ extension Api {
     /// - `encryptedFile#a8008cd8 id:long access_hash:long size:long dc_id:int key_fingerprint:int = EncryptedFile;`
     ///
     /// <https://core.telegram.org/type/EncryptedFile>
-    public enum EncryptedFile: TLSchemaDescribed, TLParsable {
+    public enum EncryptedFile: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `encryptedFileEmpty#c21f497e = EncryptedFile;`
         ///
         /// <https://core.telegram.org/constructor/encryptedFileEmpty>
@@ -631,7 +633,7 @@ extension Api.channels {
     /// - `channels.channelParticipant#dfb80317 participant:ChannelParticipant chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipant;`
     ///
     /// <https://core.telegram.org/type/channels.ChannelParticipant>
-    public enum ChannelParticipant: TLSchemaDescribed, TLParsable {
+    public enum ChannelParticipant: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `channels.channelParticipant#dfb80317 participant:ChannelParticipant chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channels.channelParticipant>
@@ -701,7 +703,7 @@ extension Api {
     /// - `highScore#73a379eb pos:int user_id:long score:int = HighScore;`
     ///
     /// <https://core.telegram.org/type/HighScore>
-    public enum HighScore: TLSchemaDescribed, TLParsable {
+    public enum HighScore: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `highScore#73a379eb pos:int user_id:long score:int = HighScore;`
         ///
         /// <https://core.telegram.org/constructor/highScore>
@@ -773,7 +775,7 @@ extension Api {
     /// - `inputStickerSetItem#32da9e9c flags:# document:InputDocument emoji:string mask_coords:flags.0?MaskCoords keywords:flags.1?string = InputStickerSetItem;`
     ///
     /// <https://core.telegram.org/type/InputStickerSetItem>
-    public enum InputStickerSetItem: TLSchemaDescribed, TLParsable {
+    public enum InputStickerSetItem: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputStickerSetItem#32da9e9c flags:# document:InputDocument emoji:string mask_coords:flags.0?MaskCoords keywords:flags.1?string = InputStickerSetItem;`
         ///
         /// <https://core.telegram.org/constructor/inputStickerSetItem>
@@ -790,6 +792,7 @@ extension Api {
             public let maskCoords: Api.MaskCoords?
             public let keywords: String?
 
+            @_optimize(none)
             public init(document: Api.InputDocument, emoji: String, maskCoords: Api.MaskCoords? = nil, keywords: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: maskCoords != nil)
@@ -884,7 +887,7 @@ extension Api {
     /// - `secureValueErrorTranslationFiles#34636dd8 type:SecureValueType file_hash:Vector<bytes> text:string = SecureValueError;`
     ///
     /// <https://core.telegram.org/type/SecureValueError>
-    public enum SecureValueError: TLSchemaDescribed, TLParsable {
+    public enum SecureValueError: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `secureValueErrorData#e8a40bd9 type:SecureValueType data_hash:bytes field:string text:string = SecureValueError;`
         ///
         /// <https://core.telegram.org/constructor/secureValueErrorData>
@@ -1279,7 +1282,7 @@ extension Api {
     /// - `pollAnswerVoters#3645230a flags:# chosen:flags.0?true correct:flags.1?true option:bytes voters:flags.2?int recent_voters:flags.2?Vector<Peer> = PollAnswerVoters;`
     ///
     /// <https://core.telegram.org/type/PollAnswerVoters>
-    public enum PollAnswerVoters: TLSchemaDescribed, TLParsable {
+    public enum PollAnswerVoters: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `pollAnswerVoters#3645230a flags:# chosen:flags.0?true correct:flags.1?true option:bytes voters:flags.2?int recent_voters:flags.2?Vector<Peer> = PollAnswerVoters;`
         ///
         /// <https://core.telegram.org/constructor/pollAnswerVoters>
@@ -1297,6 +1300,7 @@ extension Api {
             public var chosen: Bool { tlFlagIsSet(flags, 0x1) }
             public var correct: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(chosen: Bool = false, correct: Bool = false, option: [UInt8], voters: Int32? = nil, recentVoters: [Api.Peer]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: chosen)
@@ -1381,7 +1385,7 @@ extension Api {
     /// - `statsGroupTopAdmin#d7584c87 user_id:long deleted:int kicked:int banned:int = StatsGroupTopAdmin;`
     ///
     /// <https://core.telegram.org/type/StatsGroupTopAdmin>
-    public enum StatsGroupTopAdmin: TLSchemaDescribed, TLParsable {
+    public enum StatsGroupTopAdmin: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `statsGroupTopAdmin#d7584c87 user_id:long deleted:int kicked:int banned:int = StatsGroupTopAdmin;`
         ///
         /// <https://core.telegram.org/constructor/statsGroupTopAdmin>
@@ -1459,7 +1463,7 @@ extension Api {
     /// - `messageReplyStoryHeader#0e5af939 peer:Peer story_id:int = MessageReplyHeader;`
     ///
     /// <https://core.telegram.org/type/MessageReplyHeader>
-    public enum MessageReplyHeader: TLSchemaDescribed, TLParsable {
+    public enum MessageReplyHeader: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messageReplyHeader#1b97dd66 flags:# reply_to_scheduled:flags.2?true forum_topic:flags.3?true quote:flags.9?true reply_to_ephemeral:flags.13?true reply_to_msg_id:flags.4?int reply_to_peer_id:flags.0?Peer reply_from:flags.5?MessageFwdHeader reply_media:flags.8?MessageMedia reply_to_top_id:flags.1?int quote_text:flags.6?string quote_entities:flags.7?Vector<MessageEntity> quote_offset:flags.10?int todo_item_id:flags.11?int poll_option:flags.12?bytes = MessageReplyHeader;`
         ///
         /// <https://core.telegram.org/constructor/messageReplyHeader>
@@ -1490,6 +1494,7 @@ extension Api {
             public var quote: Bool { tlFlagIsSet(flags, 0x200) }
             public var replyToEphemeral: Bool { tlFlagIsSet(flags, 0x2000) }
 
+            @_optimize(none)
             public init(replyToScheduled: Bool = false, forumTopic: Bool = false, quote: Bool = false, replyToEphemeral: Bool = false, replyToMsgId: Int32? = nil, replyToPeerId: Api.Peer? = nil, replyFrom: Api.MessageFwdHeader? = nil, replyMedia: Api.MessageMedia? = nil, replyToTopId: Int32? = nil, quoteText: String? = nil, quoteEntities: [Api.MessageEntity]? = nil, quoteOffset: Int32? = nil, todoItemId: Int32? = nil, pollOption: [UInt8]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: replyToScheduled)
@@ -1693,7 +1698,7 @@ extension Api {
     /// - `botCommandScopePeerUser#0a1321f3 peer:InputPeer user_id:InputUser = BotCommandScope;`
     ///
     /// <https://core.telegram.org/type/BotCommandScope>
-    public enum BotCommandScope: TLSchemaDescribed, TLParsable {
+    public enum BotCommandScope: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `botCommandScopeDefault#2f6cb2ab = BotCommandScope;`
         ///
         /// <https://core.telegram.org/constructor/botCommandScopeDefault>
@@ -1861,7 +1866,7 @@ extension Api.help {
     /// - `help.appConfig#dd18782e hash:int config:JSONValue = help.AppConfig;`
     ///
     /// <https://core.telegram.org/type/help.AppConfig>
-    public enum AppConfig: TLSchemaDescribed, TLParsable {
+    public enum AppConfig: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.appConfigNotModified#7cde641d = help.AppConfig;`
         ///
         /// <https://core.telegram.org/constructor/help.appConfigNotModified>
@@ -1939,7 +1944,7 @@ extension Api {
     /// - `exportedChatlistInvite#0c5181ac flags:# title:string url:string peers:Vector<Peer> = ExportedChatlistInvite;`
     ///
     /// <https://core.telegram.org/type/ExportedChatlistInvite>
-    public enum ExportedChatlistInvite: TLSchemaDescribed, TLParsable {
+    public enum ExportedChatlistInvite: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `exportedChatlistInvite#0c5181ac flags:# title:string url:string peers:Vector<Peer> = ExportedChatlistInvite;`
         ///
         /// <https://core.telegram.org/constructor/exportedChatlistInvite>
@@ -2018,7 +2023,7 @@ extension Api.chatlists {
     /// - `chatlists.exportedInvites#10ab6dc7 invites:Vector<ExportedChatlistInvite> chats:Vector<Chat> users:Vector<User> = chatlists.ExportedInvites;`
     ///
     /// <https://core.telegram.org/type/chatlists.ExportedInvites>
-    public enum ExportedInvites: TLSchemaDescribed, TLParsable {
+    public enum ExportedInvites: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatlists.exportedInvites#10ab6dc7 invites:Vector<ExportedChatlistInvite> chats:Vector<Chat> users:Vector<User> = chatlists.ExportedInvites;`
         ///
         /// <https://core.telegram.org/constructor/chatlists.exportedInvites>
@@ -2089,7 +2094,7 @@ extension Api {
     /// - `publicForwardStory#edf3add0 peer:Peer story:StoryItem = PublicForward;`
     ///
     /// <https://core.telegram.org/type/PublicForward>
-    public enum PublicForward: TLSchemaDescribed, TLParsable {
+    public enum PublicForward: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `publicForwardMessage#01f2bf4a message:Message = PublicForward;`
         ///
         /// <https://core.telegram.org/constructor/publicForwardMessage>
@@ -2183,7 +2188,7 @@ extension Api.stats {
     /// - `stats.publicForwards#93037e20 flags:# count:int forwards:Vector<PublicForward> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stats.PublicForwards;`
     ///
     /// <https://core.telegram.org/type/stats.PublicForwards>
-    public enum PublicForwards: TLSchemaDescribed, TLParsable {
+    public enum PublicForwards: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stats.publicForwards#93037e20 flags:# count:int forwards:Vector<PublicForward> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stats.PublicForwards;`
         ///
         /// <https://core.telegram.org/constructor/stats.publicForwards>
@@ -2201,6 +2206,7 @@ extension Api.stats {
             public let chats: [Api.Chat]
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(count: Int32, forwards: [Api.PublicForward], nextOffset: String? = nil, chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
@@ -2288,7 +2294,7 @@ extension Api {
     /// - `savedReactionTag#cb6ff828 flags:# reaction:Reaction title:flags.0?string count:int = SavedReactionTag;`
     ///
     /// <https://core.telegram.org/type/SavedReactionTag>
-    public enum SavedReactionTag: TLSchemaDescribed, TLParsable {
+    public enum SavedReactionTag: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `savedReactionTag#cb6ff828 flags:# reaction:Reaction title:flags.0?string count:int = SavedReactionTag;`
         ///
         /// <https://core.telegram.org/constructor/savedReactionTag>
@@ -2304,6 +2310,7 @@ extension Api {
             public let title: String?
             public let count: Int32
 
+            @_optimize(none)
             public init(reaction: Api.Reaction, title: String? = nil, count: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: title != nil)
@@ -2381,7 +2388,7 @@ extension Api {
     /// - `smsJob#e6a1eeb8 job_id:string phone_number:string text:string = SmsJob;`
     ///
     /// <https://core.telegram.org/type/SmsJob>
-    public enum SmsJob: TLSchemaDescribed, TLParsable {
+    public enum SmsJob: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `smsJob#e6a1eeb8 job_id:string phone_number:string text:string = SmsJob;`
         ///
         /// <https://core.telegram.org/constructor/smsJob>
@@ -2451,7 +2458,7 @@ extension Api {
     /// - `businessWorkHours#8c92b098 flags:# open_now:flags.0?true timezone_id:string weekly_open:Vector<BusinessWeeklyOpen> = BusinessWorkHours;`
     ///
     /// <https://core.telegram.org/type/BusinessWorkHours>
-    public enum BusinessWorkHours: TLSchemaDescribed, TLParsable {
+    public enum BusinessWorkHours: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `businessWorkHours#8c92b098 flags:# open_now:flags.0?true timezone_id:string weekly_open:Vector<BusinessWeeklyOpen> = BusinessWorkHours;`
         ///
         /// <https://core.telegram.org/constructor/businessWorkHours>
@@ -2467,6 +2474,7 @@ extension Api {
             public let weeklyOpen: [Api.BusinessWeeklyOpen]
             public var openNow: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(openNow: Bool = false, timezoneId: String, weeklyOpen: [Api.BusinessWeeklyOpen]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: openNow)
@@ -2534,7 +2542,7 @@ extension Api.payments {
     /// - `payments.uniqueStarGift#416c56e8 gift:StarGift chats:Vector<Chat> users:Vector<User> = payments.UniqueStarGift;`
     ///
     /// <https://core.telegram.org/type/payments.UniqueStarGift>
-    public enum UniqueStarGift: TLSchemaDescribed, TLParsable {
+    public enum UniqueStarGift: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.uniqueStarGift#416c56e8 gift:StarGift chats:Vector<Chat> users:Vector<User> = payments.UniqueStarGift;`
         ///
         /// <https://core.telegram.org/constructor/payments.uniqueStarGift>
@@ -2624,6 +2632,7 @@ extension Api.functions.account {
     /// `account.getChatThemes#d638de89 hash:long = account.Themes;`
     ///
     /// <https://core.telegram.org/method/account.getChatThemes>
+    @_optimize(none)
     public static func getChatThemes(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Themes>) {
         let buffer = Buffer()
         getChatThemes(into: buffer, hash: hash)
@@ -2631,7 +2640,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getChatThemes` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getChatThemes(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xd638de89)
@@ -2644,6 +2653,7 @@ extension Api.functions.account {
     /// `account.updatePersonalChannel#d94305e0 channel:InputChannel = Bool;`
     ///
     /// <https://core.telegram.org/method/account.updatePersonalChannel>
+    @_optimize(none)
     public static func updatePersonalChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updatePersonalChannel(into: buffer, channel: channel)
@@ -2651,7 +2661,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updatePersonalChannel` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updatePersonalChannel(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0xd94305e0)
         channel.serialize(buffer, true)
@@ -2662,6 +2672,7 @@ extension Api.functions.messages {
     /// `messages.reportSpam#cf1592db peer:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.reportSpam>
+    @_optimize(none)
     public static func reportSpam(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportSpam(into: buffer, peer: peer)
@@ -2669,7 +2680,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportSpam` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reportSpam(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0xcf1592db)
         peer.serialize(buffer, true)
@@ -2680,6 +2691,7 @@ extension Api.functions.messages {
     /// `messages.getPinnedDialogs#d6b94df2 folder_id:int = messages.PeerDialogs;`
     ///
     /// <https://core.telegram.org/method/messages.getPinnedDialogs>
+    @_optimize(none)
     public static func getPinnedDialogs(folderId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PeerDialogs>) {
         let buffer = Buffer()
         getPinnedDialogs(into: buffer, folderId: folderId)
@@ -2687,7 +2699,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPinnedDialogs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPinnedDialogs(into buffer: Buffer, folderId: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd6b94df2)
@@ -2700,6 +2712,7 @@ extension Api.functions.messages {
     /// `messages.hideAllChatJoinRequests#e085f4ea flags:# approved:flags.0?true peer:InputPeer link:flags.1?string = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.hideAllChatJoinRequests>
+    @_optimize(none)
     public static func hideAllChatJoinRequests(approved: Bool = false, peer: Api.InputPeer, link: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         hideAllChatJoinRequests(into: buffer, approved: approved, peer: peer, link: link)
@@ -2707,7 +2720,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.hideAllChatJoinRequests` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func hideAllChatJoinRequests(into buffer: Buffer, approved: Bool = false, peer: Api.InputPeer, link: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: approved)
@@ -2727,6 +2740,7 @@ extension Api.functions.help {
     /// `help.dismissSuggestion#f50dbaa1 peer:InputPeer suggestion:string = Bool;`
     ///
     /// <https://core.telegram.org/method/help.dismissSuggestion>
+    @_optimize(none)
     public static func dismissSuggestion(peer: Api.InputPeer, suggestion: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         dismissSuggestion(into: buffer, peer: peer, suggestion: suggestion)
@@ -2734,7 +2748,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.dismissSuggestion` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func dismissSuggestion(into buffer: Buffer, peer: Api.InputPeer, suggestion: String) {
         buffer.appendUInt32(0xf50dbaa1)
         peer.serialize(buffer, true)
@@ -2746,6 +2760,7 @@ extension Api.functions.channels {
     /// `channels.restrictSponsoredMessages#9ae91519 channel:InputChannel restricted:Bool = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.restrictSponsoredMessages>
+    @_optimize(none)
     public static func restrictSponsoredMessages(channel: Api.InputChannel, restricted: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         restrictSponsoredMessages(into: buffer, channel: channel, restricted: restricted)
@@ -2753,7 +2768,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.restrictSponsoredMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func restrictSponsoredMessages(into buffer: Buffer, channel: Api.InputChannel, restricted: Bool) {
         buffer.appendUInt32(0x9ae91519)
         channel.serialize(buffer, true)
@@ -2765,6 +2780,7 @@ extension Api.functions.bots {
     /// `bots.createBot#e5b17f2b flags:# via_deeplink:flags.0?true name:string username:string manager_id:InputUser = User;`
     ///
     /// <https://core.telegram.org/method/bots.createBot>
+    @_optimize(none)
     public static func createBot(viaDeeplink: Bool = false, name: String, username: String, managerId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         createBot(into: buffer, viaDeeplink: viaDeeplink, name: name, username: username, managerId: managerId)
@@ -2772,7 +2788,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.createBot` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func createBot(into buffer: Buffer, viaDeeplink: Bool = false, name: String, username: String, managerId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: viaDeeplink)
@@ -2790,6 +2806,7 @@ extension Api.functions.payments {
     /// `payments.getStarsRevenueStats#d91ffad6 flags:# dark:flags.0?true ton:flags.1?true peer:InputPeer = payments.StarsRevenueStats;`
     ///
     /// <https://core.telegram.org/method/payments.getStarsRevenueStats>
+    @_optimize(none)
     public static func getStarsRevenueStats(dark: Bool = false, ton: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueStats>) {
         let buffer = Buffer()
         getStarsRevenueStats(into: buffer, dark: dark, ton: ton, peer: peer)
@@ -2797,7 +2814,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsRevenueStats` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarsRevenueStats(into buffer: Buffer, dark: Bool = false, ton: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -2814,6 +2831,7 @@ extension Api.functions.stickers {
     /// `stickers.changeSticker#f5537ebc flags:# sticker:InputDocument emoji:flags.0?string mask_coords:flags.1?MaskCoords keywords:flags.2?string = messages.StickerSet;`
     ///
     /// <https://core.telegram.org/method/stickers.changeSticker>
+    @_optimize(none)
     public static func changeSticker(sticker: Api.InputDocument, emoji: String? = nil, maskCoords: Api.MaskCoords? = nil, keywords: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         changeSticker(into: buffer, sticker: sticker, emoji: emoji, maskCoords: maskCoords, keywords: keywords)
@@ -2821,7 +2839,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.changeSticker` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func changeSticker(into buffer: Buffer, sticker: Api.InputDocument, emoji: String? = nil, maskCoords: Api.MaskCoords? = nil, keywords: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: emoji != nil)
@@ -2846,6 +2864,7 @@ extension Api.functions.phone {
     /// `phone.editGroupCallTitle#1ca6ac0a call:InputGroupCall title:string = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.editGroupCallTitle>
+    @_optimize(none)
     public static func editGroupCallTitle(call: Api.InputGroupCall, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editGroupCallTitle(into: buffer, call: call, title: title)
@@ -2853,7 +2872,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.editGroupCallTitle` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editGroupCallTitle(into buffer: Buffer, call: Api.InputGroupCall, title: String) {
         buffer.appendUInt32(0x1ca6ac0a)
         call.serialize(buffer, true)
@@ -2865,6 +2884,7 @@ extension Api.functions.stats {
     /// `stats.getMegagroupStats#dcdf8607 flags:# dark:flags.0?true channel:InputChannel = stats.MegagroupStats;`
     ///
     /// <https://core.telegram.org/method/stats.getMegagroupStats>
+    @_optimize(none)
     public static func getMegagroupStats(dark: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.MegagroupStats>) {
         let buffer = Buffer()
         getMegagroupStats(into: buffer, dark: dark, channel: channel)
@@ -2872,7 +2892,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getMegagroupStats` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMegagroupStats(into buffer: Buffer, dark: Bool = false, channel: Api.InputChannel) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -2888,6 +2908,7 @@ extension Api.functions.stats {
     /// `stats.getStoryPublicForwards#a6437ef6 peer:InputPeer id:int offset:string limit:int = stats.PublicForwards;`
     ///
     /// <https://core.telegram.org/method/stats.getStoryPublicForwards>
+    @_optimize(none)
     public static func getStoryPublicForwards(peer: Api.InputPeer, id: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.PublicForwards>) {
         let buffer = Buffer()
         getStoryPublicForwards(into: buffer, peer: peer, id: id, offset: offset, limit: limit)
@@ -2895,7 +2916,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getStoryPublicForwards` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStoryPublicForwards(into buffer: Buffer, peer: Api.InputPeer, id: Int32, offset: String, limit: Int32) {
         buffer.appendUInt32(0xa6437ef6)
         peer.serialize(buffer, true)
@@ -2909,6 +2930,7 @@ extension Api.functions.stories {
     /// `stories.startLive#d069ccde flags:# pinned:flags.2?true noforwards:flags.4?true rtmp_stream:flags.5?true peer:InputPeer caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long messages_enabled:flags.6?Bool send_paid_messages_stars:flags.7?long = Updates;`
     ///
     /// <https://core.telegram.org/method/stories.startLive>
+    @_optimize(none)
     public static func startLive(pinned: Bool = false, noforwards: Bool = false, rtmpStream: Bool = false, peer: Api.InputPeer, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         startLive(into: buffer, pinned: pinned, noforwards: noforwards, rtmpStream: rtmpStream, peer: peer, caption: caption, entities: entities, privacyRules: privacyRules, randomId: randomId, messagesEnabled: messagesEnabled, sendPaidMessagesStars: sendPaidMessagesStars)
@@ -2916,7 +2938,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.startLive` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func startLive(into buffer: Buffer, pinned: Bool = false, noforwards: Bool = false, rtmpStream: Bool = false, peer: Api.InputPeer, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: pinned)
@@ -2954,6 +2976,7 @@ extension Api.functions.premium {
     /// `premium.getBoostsStatus#042f1f61 peer:InputPeer = premium.BoostsStatus;`
     ///
     /// <https://core.telegram.org/method/premium.getBoostsStatus>
+    @_optimize(none)
     public static func getBoostsStatus(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsStatus>) {
         let buffer = Buffer()
         getBoostsStatus(into: buffer, peer: peer)
@@ -2961,7 +2984,7 @@ extension Api.functions.premium {
     }
 
     /// Writes `premium.getBoostsStatus` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getBoostsStatus(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x042f1f61)
         peer.serialize(buffer, true)
@@ -2972,6 +2995,7 @@ extension Api.functions.communities {
     /// `communities.create#a63859ec flags:# hidden:flags.1?true title:string about:flags.0?string peer:InputPeer = Updates;`
     ///
     /// <https://core.telegram.org/method/communities.create>
+    @_optimize(none)
     public static func create(hidden: Bool = false, title: String, about: String? = nil, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         create(into: buffer, hidden: hidden, title: title, about: about, peer: peer)
@@ -2979,7 +3003,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.create` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func create(into buffer: Buffer, hidden: Bool = false, title: String, about: String? = nil, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: hidden)

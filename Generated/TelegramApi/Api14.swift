@@ -10,7 +10,7 @@ extension Api.contacts {
     /// - `contacts.blockedSlice#e1664194 count:int blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;`
     ///
     /// <https://core.telegram.org/type/contacts.Blocked>
-    public enum Blocked: TLSchemaDescribed, TLParsable {
+    public enum Blocked: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `contacts.blocked#0ade1591 blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;`
         ///
         /// <https://core.telegram.org/constructor/contacts.blocked>
@@ -127,7 +127,7 @@ extension Api {
     /// - `receivedNotifyMessage#a384b779 id:int flags:int = ReceivedNotifyMessage;`
     ///
     /// <https://core.telegram.org/type/ReceivedNotifyMessage>
-    public enum ReceivedNotifyMessage: TLSchemaDescribed, TLParsable {
+    public enum ReceivedNotifyMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `receivedNotifyMessage#a384b779 id:int flags:int = ReceivedNotifyMessage;`
         ///
         /// <https://core.telegram.org/constructor/receivedNotifyMessage>
@@ -194,7 +194,7 @@ extension Api {
     /// - `botInfo#4d8a0299 flags:# has_preview_medias:flags.6?true user_id:flags.0?long description:flags.1?string description_photo:flags.4?Photo description_document:flags.5?Document commands:flags.2?Vector<BotCommand> menu_button:flags.3?BotMenuButton privacy_policy_url:flags.7?string app_settings:flags.8?BotAppSettings verifier_settings:flags.9?BotVerifierSettings = BotInfo;`
     ///
     /// <https://core.telegram.org/type/BotInfo>
-    public enum BotInfo: TLSchemaDescribed, TLParsable {
+    public enum BotInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `botInfo#4d8a0299 flags:# has_preview_medias:flags.6?true user_id:flags.0?long description:flags.1?string description_photo:flags.4?Photo description_document:flags.5?Document commands:flags.2?Vector<BotCommand> menu_button:flags.3?BotMenuButton privacy_policy_url:flags.7?string app_settings:flags.8?BotAppSettings verifier_settings:flags.9?BotVerifierSettings = BotInfo;`
         ///
         /// <https://core.telegram.org/constructor/botInfo>
@@ -217,6 +217,7 @@ extension Api {
             public let verifierSettings: Api.BotVerifierSettings?
             public var hasPreviewMedias: Bool { tlFlagIsSet(flags, 0x40) }
 
+            @_optimize(none)
             public init(hasPreviewMedias: Bool = false, userId: Int64? = nil, description: String? = nil, descriptionPhoto: Api.Photo? = nil, descriptionDocument: Api.Document? = nil, commands: [Api.BotCommand]? = nil, menuButton: Api.BotMenuButton? = nil, privacyPolicyUrl: String? = nil, appSettings: Api.BotAppSettings? = nil, verifierSettings: Api.BotVerifierSettings? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x40, when: hasPreviewMedias)
@@ -366,7 +367,7 @@ extension Api {
     /// - `stickerSetNoCovered#77b15d1c set:StickerSet = StickerSetCovered;`
     ///
     /// <https://core.telegram.org/type/StickerSetCovered>
-    public enum StickerSetCovered: TLSchemaDescribed, TLParsable {
+    public enum StickerSetCovered: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stickerSetCovered#6410a5d2 set:StickerSet cover:Document = StickerSetCovered;`
         ///
         /// <https://core.telegram.org/constructor/stickerSetCovered>
@@ -540,7 +541,7 @@ extension Api.upload {
     /// - `upload.webFile#21e753bc size:int mime_type:string file_type:storage.FileType mtime:int bytes:bytes = upload.WebFile;`
     ///
     /// <https://core.telegram.org/type/upload.WebFile>
-    public enum WebFile: TLSchemaDescribed, TLParsable {
+    public enum WebFile: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `upload.webFile#21e753bc size:int mime_type:string file_type:storage.FileType mtime:int bytes:bytes = upload.WebFile;`
         ///
         /// <https://core.telegram.org/constructor/upload.webFile>
@@ -622,7 +623,7 @@ extension Api.account {
     /// - `account.webAuthorizations#ed56c9fc authorizations:Vector<WebAuthorization> users:Vector<User> = account.WebAuthorizations;`
     ///
     /// <https://core.telegram.org/type/account.WebAuthorizations>
-    public enum WebAuthorizations: TLSchemaDescribed, TLParsable {
+    public enum WebAuthorizations: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.webAuthorizations#ed56c9fc authorizations:Vector<WebAuthorization> users:Vector<User> = account.WebAuthorizations;`
         ///
         /// <https://core.telegram.org/constructor/account.webAuthorizations>
@@ -687,7 +688,7 @@ extension Api.messages {
     /// - `messages.messageViews#b6c4f543 views:Vector<MessageViews> chats:Vector<Chat> users:Vector<User> = messages.MessageViews;`
     ///
     /// <https://core.telegram.org/type/messages.MessageViews>
-    public enum MessageViews: TLSchemaDescribed, TLParsable {
+    public enum MessageViews: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.messageViews#b6c4f543 views:Vector<MessageViews> chats:Vector<Chat> users:Vector<User> = messages.MessageViews;`
         ///
         /// <https://core.telegram.org/constructor/messages.messageViews>
@@ -757,7 +758,7 @@ extension Api {
     /// - `storyFwdHeader#b826e150 flags:# modified:flags.3?true from:flags.0?Peer from_name:flags.1?string story_id:flags.2?int = StoryFwdHeader;`
     ///
     /// <https://core.telegram.org/type/StoryFwdHeader>
-    public enum StoryFwdHeader: TLSchemaDescribed, TLParsable {
+    public enum StoryFwdHeader: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `storyFwdHeader#b826e150 flags:# modified:flags.3?true from:flags.0?Peer from_name:flags.1?string story_id:flags.2?int = StoryFwdHeader;`
         ///
         /// <https://core.telegram.org/constructor/storyFwdHeader>
@@ -774,6 +775,7 @@ extension Api {
             public let storyId: Int32?
             public var modified: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(modified: Bool = false, from: Api.Peer? = nil, fromName: String? = nil, storyId: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x8, when: modified)
@@ -862,7 +864,7 @@ extension Api.stats {
     /// - `stats.storyStats#50cd067c views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.StoryStats;`
     ///
     /// <https://core.telegram.org/type/stats.StoryStats>
-    public enum StoryStats: TLSchemaDescribed, TLParsable {
+    public enum StoryStats: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stats.storyStats#50cd067c views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.StoryStats;`
         ///
         /// <https://core.telegram.org/constructor/stats.storyStats>
@@ -927,7 +929,7 @@ extension Api {
     /// - `starRefProgram#dd0c66f2 flags:# bot_id:long commission_permille:int duration_months:flags.0?int end_date:flags.1?int daily_revenue_per_user:flags.2?StarsAmount = StarRefProgram;`
     ///
     /// <https://core.telegram.org/type/StarRefProgram>
-    public enum StarRefProgram: TLSchemaDescribed, TLParsable {
+    public enum StarRefProgram: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starRefProgram#dd0c66f2 flags:# bot_id:long commission_permille:int duration_months:flags.0?int end_date:flags.1?int daily_revenue_per_user:flags.2?StarsAmount = StarRefProgram;`
         ///
         /// <https://core.telegram.org/constructor/starRefProgram>
@@ -945,6 +947,7 @@ extension Api {
             public let endDate: Int32?
             public let dailyRevenuePerUser: Api.StarsAmount?
 
+            @_optimize(none)
             public init(botId: Int64, commissionPermille: Int32, durationMonths: Int32? = nil, endDate: Int32? = nil, dailyRevenuePerUser: Api.StarsAmount? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: durationMonths != nil)
@@ -1042,7 +1045,7 @@ extension Api {
     /// - `connectedBotStarRef#19a13f71 flags:# revoked:flags.1?true url:string date:int bot_id:long commission_permille:int duration_months:flags.0?int participants:long revenue:long = ConnectedBotStarRef;`
     ///
     /// <https://core.telegram.org/type/ConnectedBotStarRef>
-    public enum ConnectedBotStarRef: TLSchemaDescribed, TLParsable {
+    public enum ConnectedBotStarRef: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `connectedBotStarRef#19a13f71 flags:# revoked:flags.1?true url:string date:int bot_id:long commission_permille:int duration_months:flags.0?int participants:long revenue:long = ConnectedBotStarRef;`
         ///
         /// <https://core.telegram.org/constructor/connectedBotStarRef>
@@ -1063,6 +1066,7 @@ extension Api {
             public let revenue: Int64
             public var revoked: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(revoked: Bool = false, url: String, date: Int32, botId: Int64, commissionPermille: Int32, durationMonths: Int32? = nil, participants: Int64, revenue: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: revoked)
@@ -1163,7 +1167,7 @@ extension Api.payments {
     /// - `payments.savedStarGifts#95f389b1 flags:# count:int chat_notifications_enabled:flags.1?Bool gifts:Vector<SavedStarGift> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.SavedStarGifts;`
     ///
     /// <https://core.telegram.org/type/payments.SavedStarGifts>
-    public enum SavedStarGifts: TLSchemaDescribed, TLParsable {
+    public enum SavedStarGifts: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.savedStarGifts#95f389b1 flags:# count:int chat_notifications_enabled:flags.1?Bool gifts:Vector<SavedStarGift> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.SavedStarGifts;`
         ///
         /// <https://core.telegram.org/constructor/payments.savedStarGifts>
@@ -1182,6 +1186,7 @@ extension Api.payments {
             public let chats: [Api.Chat]
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(count: Int32, chatNotificationsEnabled: Bool? = nil, gifts: [Api.SavedStarGift], nextOffset: String? = nil, chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: chatNotificationsEnabled != nil)
@@ -1280,7 +1285,7 @@ extension Api {
     /// - `inputMessageReadMetric#402b4495 msg_id:int view_id:long time_in_view_ms:int active_time_in_view_ms:int height_to_viewport_ratio_permille:int seen_range_ratio_permille:int = InputMessageReadMetric;`
     ///
     /// <https://core.telegram.org/type/InputMessageReadMetric>
-    public enum InputMessageReadMetric: TLSchemaDescribed, TLParsable {
+    public enum InputMessageReadMetric: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputMessageReadMetric#402b4495 msg_id:int view_id:long time_in_view_ms:int active_time_in_view_ms:int height_to_viewport_ratio_permille:int seen_range_ratio_permille:int = InputMessageReadMetric;`
         ///
         /// <https://core.telegram.org/constructor/inputMessageReadMetric>
@@ -1367,7 +1372,7 @@ extension Api {
     /// - `richMessage#baf39d8b flags:# rtl:flags.0?true part:flags.1?true blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> = RichMessage;`
     ///
     /// <https://core.telegram.org/type/RichMessage>
-    public enum RichMessage: TLSchemaDescribed, TLParsable {
+    public enum RichMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `richMessage#baf39d8b flags:# rtl:flags.0?true part:flags.1?true blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> = RichMessage;`
         ///
         /// <https://core.telegram.org/constructor/richMessage>
@@ -1385,6 +1390,7 @@ extension Api {
             public var rtl: Bool { tlFlagIsSet(flags, 0x1) }
             public var part: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(rtl: Bool = false, part: Bool = false, blocks: [Api.PageBlock], photos: [Api.Photo], documents: [Api.Document]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: rtl)
@@ -1459,7 +1465,7 @@ extension Api.ephemeral {
     /// - `ephemeral.welcomeMessages#104fc872 hash:long messages:Vector<EphemeralMessage> = ephemeral.WelcomeMessages;`
     ///
     /// <https://core.telegram.org/type/ephemeral.WelcomeMessages>
-    public enum WelcomeMessages: TLSchemaDescribed, TLParsable {
+    public enum WelcomeMessages: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `ephemeral.welcomeMessagesNotModified#59ffdb31 = ephemeral.WelcomeMessages;`
         ///
         /// <https://core.telegram.org/constructor/ephemeral.welcomeMessagesNotModified>
@@ -1536,6 +1542,7 @@ extension Api.functions.account {
     /// `account.getWallPapers#07967d36 hash:long = account.WallPapers;`
     ///
     /// <https://core.telegram.org/method/account.getWallPapers>
+    @_optimize(none)
     public static func getWallPapers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WallPapers>) {
         let buffer = Buffer()
         getWallPapers(into: buffer, hash: hash)
@@ -1543,7 +1550,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getWallPapers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getWallPapers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x07967d36)
@@ -1556,6 +1563,7 @@ extension Api.functions.account {
     /// `account.updateEmojiStatus#fbd3de6b emoji_status:EmojiStatus = Bool;`
     ///
     /// <https://core.telegram.org/method/account.updateEmojiStatus>
+    @_optimize(none)
     public static func updateEmojiStatus(emojiStatus: Api.EmojiStatus) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateEmojiStatus(into: buffer, emojiStatus: emojiStatus)
@@ -1563,7 +1571,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateEmojiStatus` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateEmojiStatus(into buffer: Buffer, emojiStatus: Api.EmojiStatus) {
         buffer.appendUInt32(0xfbd3de6b)
         emojiStatus.serialize(buffer, true)
@@ -1574,6 +1582,7 @@ extension Api.functions.account {
     /// `account.getBusinessChatLinks#6f70dde1 = account.BusinessChatLinks;`
     ///
     /// <https://core.telegram.org/method/account.getBusinessChatLinks>
+    @_optimize(none)
     public static func getBusinessChatLinks() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.BusinessChatLinks>) {
         let buffer = Buffer()
         getBusinessChatLinks(into: buffer)
@@ -1581,7 +1590,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getBusinessChatLinks` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getBusinessChatLinks(into buffer: Buffer) {
         buffer.appendUInt32(0x6f70dde1)
     }
@@ -1591,6 +1600,7 @@ extension Api.functions.messages {
     /// `messages.getMessages#63c66506 id:Vector<InputMessage> = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.getMessages>
+    @_optimize(none)
     public static func getMessages(id: [Api.InputMessage]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getMessages(into: buffer, id: id)
@@ -1598,7 +1608,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMessages(into buffer: Buffer, id: [Api.InputMessage]) {
         buffer.appendUInt32(0x63c66506)
         buffer.appendVector(id, boxed: true)
@@ -1609,6 +1619,7 @@ extension Api.functions.messages {
     /// `messages.getDocumentByHash#b1f2061f sha256:bytes size:long mime_type:string = Document;`
     ///
     /// <https://core.telegram.org/method/messages.getDocumentByHash>
+    @_optimize(none)
     public static func getDocumentByHash(sha256: [UInt8], size: Int64, mimeType: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Document>) {
         let buffer = Buffer()
         getDocumentByHash(into: buffer, sha256: sha256, size: size, mimeType: mimeType)
@@ -1616,7 +1627,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDocumentByHash` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDocumentByHash(into buffer: Buffer, sha256: [UInt8], size: Int64, mimeType: String) {
         buffer.appendUInt32(0xb1f2061f)
         buffer.appendTLBytes(sha256)
@@ -1629,6 +1640,7 @@ extension Api.functions.messages {
     /// `messages.getBotCallbackAnswer#9342ca07 flags:# game:flags.1?true peer:InputPeer msg_id:int data:flags.0?bytes password:flags.2?InputCheckPasswordSRP = messages.BotCallbackAnswer;`
     ///
     /// <https://core.telegram.org/method/messages.getBotCallbackAnswer>
+    @_optimize(none)
     public static func getBotCallbackAnswer(game: Bool = false, peer: Api.InputPeer, msgId: Int32, data: [UInt8]? = nil, password: Api.InputCheckPasswordSRP? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotCallbackAnswer>) {
         let buffer = Buffer()
         getBotCallbackAnswer(into: buffer, game: game, peer: peer, msgId: msgId, data: data, password: password)
@@ -1636,7 +1648,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getBotCallbackAnswer` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getBotCallbackAnswer(into buffer: Buffer, game: Bool = false, peer: Api.InputPeer, msgId: Int32, data: [UInt8]? = nil, password: Api.InputCheckPasswordSRP? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: game)
@@ -1659,6 +1671,7 @@ extension Api.functions.messages {
     /// `messages.clearAllDrafts#7e58ee9c = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.clearAllDrafts>
+    @_optimize(none)
     public static func clearAllDrafts() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         clearAllDrafts(into: buffer)
@@ -1666,7 +1679,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.clearAllDrafts` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func clearAllDrafts(into buffer: Buffer) {
         buffer.appendUInt32(0x7e58ee9c)
     }
@@ -1676,6 +1689,7 @@ extension Api.functions.messages {
     /// `messages.readDiscussion#f731a9f4 peer:InputPeer msg_id:int read_max_id:int = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.readDiscussion>
+    @_optimize(none)
     public static func readDiscussion(peer: Api.InputPeer, msgId: Int32, readMaxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readDiscussion(into: buffer, peer: peer, msgId: msgId, readMaxId: readMaxId)
@@ -1683,7 +1697,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readDiscussion` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func readDiscussion(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, readMaxId: Int32) {
         buffer.appendUInt32(0xf731a9f4)
         peer.serialize(buffer, true)
@@ -1698,6 +1712,7 @@ extension Api.functions.messages {
     /// `messages.getAttachMenuBots#16fcc2cb hash:long = AttachMenuBots;`
     ///
     /// <https://core.telegram.org/method/messages.getAttachMenuBots>
+    @_optimize(none)
     public static func getAttachMenuBots(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AttachMenuBots>) {
         let buffer = Buffer()
         getAttachMenuBots(into: buffer, hash: hash)
@@ -1705,7 +1720,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAttachMenuBots` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAttachMenuBots(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x16fcc2cb)
@@ -1718,6 +1733,7 @@ extension Api.functions.messages {
     /// `messages.toggleBotInAttachMenu#69f59d69 flags:# write_allowed:flags.0?true bot:InputUser enabled:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.toggleBotInAttachMenu>
+    @_optimize(none)
     public static func toggleBotInAttachMenu(writeAllowed: Bool = false, bot: Api.InputUser, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleBotInAttachMenu(into: buffer, writeAllowed: writeAllowed, bot: bot, enabled: enabled)
@@ -1725,7 +1741,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleBotInAttachMenu` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleBotInAttachMenu(into buffer: Buffer, writeAllowed: Bool = false, bot: Api.InputUser, enabled: Bool) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: writeAllowed)
@@ -1742,6 +1758,7 @@ extension Api.functions.messages {
     /// `messages.setChatWallPaper#8ffacae1 flags:# for_both:flags.3?true revert:flags.4?true peer:InputPeer wallpaper:flags.0?InputWallPaper settings:flags.2?WallPaperSettings id:flags.1?int = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.setChatWallPaper>
+    @_optimize(none)
     public static func setChatWallPaper(forBoth: Bool = false, revert: Bool = false, peer: Api.InputPeer, wallpaper: Api.InputWallPaper? = nil, settings: Api.WallPaperSettings? = nil, id: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setChatWallPaper(into: buffer, forBoth: forBoth, revert: revert, peer: peer, wallpaper: wallpaper, settings: settings, id: id)
@@ -1749,7 +1766,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setChatWallPaper` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setChatWallPaper(into buffer: Buffer, forBoth: Bool = false, revert: Bool = false, peer: Api.InputPeer, wallpaper: Api.InputWallPaper? = nil, settings: Api.WallPaperSettings? = nil, id: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x8, when: forBoth)
@@ -1774,6 +1791,7 @@ extension Api.functions.messages {
     /// `messages.getSavedDialogsByID#6f6f9c96 flags:# parent_peer:flags.1?InputPeer ids:Vector<InputPeer> = messages.SavedDialogs;`
     ///
     /// <https://core.telegram.org/method/messages.getSavedDialogsByID>
+    @_optimize(none)
     public static func getSavedDialogsByID(parentPeer: Api.InputPeer? = nil, ids: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedDialogs>) {
         let buffer = Buffer()
         getSavedDialogsByID(into: buffer, parentPeer: parentPeer, ids: ids)
@@ -1781,7 +1799,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSavedDialogsByID` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSavedDialogsByID(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, ids: [Api.InputPeer]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: parentPeer != nil)
@@ -1798,6 +1816,7 @@ extension Api.functions.channels {
     /// `channels.getFullChannel#08736a09 channel:InputChannel = messages.ChatFull;`
     ///
     /// <https://core.telegram.org/method/channels.getFullChannel>
+    @_optimize(none)
     public static func getFullChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatFull>) {
         let buffer = Buffer()
         getFullChannel(into: buffer, channel: channel)
@@ -1805,7 +1824,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getFullChannel` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getFullChannel(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0x08736a09)
         channel.serialize(buffer, true)
@@ -1816,6 +1835,7 @@ extension Api.functions.bots {
     /// `bots.resetBotCommands#3d8de0f9 scope:BotCommandScope lang_code:string = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.resetBotCommands>
+    @_optimize(none)
     public static func resetBotCommands(scope: Api.BotCommandScope, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetBotCommands(into: buffer, scope: scope, langCode: langCode)
@@ -1823,7 +1843,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.resetBotCommands` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resetBotCommands(into buffer: Buffer, scope: Api.BotCommandScope, langCode: String) {
         buffer.appendUInt32(0x3d8de0f9)
         scope.serialize(buffer, true)
@@ -1835,6 +1855,7 @@ extension Api.functions.bots {
     /// `bots.getPopularAppBots#c2510192 offset:string limit:int = bots.PopularAppBots;`
     ///
     /// <https://core.telegram.org/method/bots.getPopularAppBots>
+    @_optimize(none)
     public static func getPopularAppBots(offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.PopularAppBots>) {
         let buffer = Buffer()
         getPopularAppBots(into: buffer, offset: offset, limit: limit)
@@ -1842,7 +1863,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getPopularAppBots` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPopularAppBots(into buffer: Buffer, offset: String, limit: Int32) {
         buffer.appendUInt32(0xc2510192)
         buffer.appendTLString(offset)
@@ -1854,6 +1875,7 @@ extension Api.functions.bots {
     /// `bots.updateUserEmojiStatus#ed9f30c5 user_id:InputUser emoji_status:EmojiStatus = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.updateUserEmojiStatus>
+    @_optimize(none)
     public static func updateUserEmojiStatus(userId: Api.InputUser, emojiStatus: Api.EmojiStatus) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateUserEmojiStatus(into: buffer, userId: userId, emojiStatus: emojiStatus)
@@ -1861,7 +1883,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.updateUserEmojiStatus` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateUserEmojiStatus(into buffer: Buffer, userId: Api.InputUser, emojiStatus: Api.EmojiStatus) {
         buffer.appendUInt32(0xed9f30c5)
         userId.serialize(buffer, true)
@@ -1873,6 +1895,7 @@ extension Api.functions.payments {
     /// `payments.getConnectedStarRefBot#b7d998f0 peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;`
     ///
     /// <https://core.telegram.org/method/payments.getConnectedStarRefBot>
+    @_optimize(none)
     public static func getConnectedStarRefBot(peer: Api.InputPeer, bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
         let buffer = Buffer()
         getConnectedStarRefBot(into: buffer, peer: peer, bot: bot)
@@ -1880,7 +1903,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getConnectedStarRefBot` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getConnectedStarRefBot(into buffer: Buffer, peer: Api.InputPeer, bot: Api.InputUser) {
         buffer.appendUInt32(0xb7d998f0)
         peer.serialize(buffer, true)
@@ -1892,6 +1915,7 @@ extension Api.functions.phone {
     /// `phone.saveDefaultSendAs#4167add1 call:InputGroupCall send_as:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/phone.saveDefaultSendAs>
+    @_optimize(none)
     public static func saveDefaultSendAs(call: Api.InputGroupCall, sendAs: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveDefaultSendAs(into: buffer, call: call, sendAs: sendAs)
@@ -1899,7 +1923,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.saveDefaultSendAs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveDefaultSendAs(into buffer: Buffer, call: Api.InputGroupCall, sendAs: Api.InputPeer) {
         buffer.appendUInt32(0x4167add1)
         call.serialize(buffer, true)
@@ -1911,6 +1935,7 @@ extension Api.functions.premium {
     /// `premium.applyBoost#6b7da746 flags:# slots:flags.0?Vector<int> peer:InputPeer = premium.MyBoosts;`
     ///
     /// <https://core.telegram.org/method/premium.applyBoost>
+    @_optimize(none)
     public static func applyBoost(slots: [Int32]? = nil, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.MyBoosts>) {
         let buffer = Buffer()
         applyBoost(into: buffer, slots: slots, peer: peer)
@@ -1918,7 +1943,7 @@ extension Api.functions.premium {
     }
 
     /// Writes `premium.applyBoost` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func applyBoost(into buffer: Buffer, slots: [Int32]? = nil, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: slots != nil)
@@ -1937,6 +1962,7 @@ extension Api.functions.communities {
     /// `communities.toggleParticipantBanned#9967ad0f flags:# unban:flags.0?true community:InputChannel participant:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/communities.toggleParticipantBanned>
+    @_optimize(none)
     public static func toggleParticipantBanned(unban: Bool = false, community: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleParticipantBanned(into: buffer, unban: unban, community: community, participant: participant)
@@ -1944,7 +1970,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.toggleParticipantBanned` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleParticipantBanned(into buffer: Buffer, unban: Bool = false, community: Api.InputChannel, participant: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: unban)

@@ -10,7 +10,7 @@ extension Api.messages {
     /// - `messages.foundStickerSets#8af09dd2 hash:long sets:Vector<StickerSetCovered> = messages.FoundStickerSets;`
     ///
     /// <https://core.telegram.org/type/messages.FoundStickerSets>
-    public enum FoundStickerSets: TLSchemaDescribed, TLParsable {
+    public enum FoundStickerSets: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.foundStickerSetsNotModified#0d54b65d = messages.FoundStickerSets;`
         ///
         /// <https://core.telegram.org/constructor/messages.foundStickerSetsNotModified>
@@ -88,7 +88,7 @@ extension Api {
     /// - `statsGroupTopPoster#9d04af9b user_id:long messages:int avg_chars:int = StatsGroupTopPoster;`
     ///
     /// <https://core.telegram.org/type/StatsGroupTopPoster>
-    public enum StatsGroupTopPoster: TLSchemaDescribed, TLParsable {
+    public enum StatsGroupTopPoster: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `statsGroupTopPoster#9d04af9b user_id:long messages:int avg_chars:int = StatsGroupTopPoster;`
         ///
         /// <https://core.telegram.org/constructor/statsGroupTopPoster>
@@ -160,7 +160,7 @@ extension Api {
     /// - `peerBlocked#e8fd8014 peer_id:Peer date:int = PeerBlocked;`
     ///
     /// <https://core.telegram.org/type/PeerBlocked>
-    public enum PeerBlocked: TLSchemaDescribed, TLParsable {
+    public enum PeerBlocked: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `peerBlocked#e8fd8014 peer_id:Peer date:int = PeerBlocked;`
         ///
         /// <https://core.telegram.org/constructor/peerBlocked>
@@ -225,7 +225,7 @@ extension Api {
     /// - `businessIntro#5a0a066d flags:# title:string description:string sticker:flags.0?Document = BusinessIntro;`
     ///
     /// <https://core.telegram.org/type/BusinessIntro>
-    public enum BusinessIntro: TLSchemaDescribed, TLParsable {
+    public enum BusinessIntro: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `businessIntro#5a0a066d flags:# title:string description:string sticker:flags.0?Document = BusinessIntro;`
         ///
         /// <https://core.telegram.org/constructor/businessIntro>
@@ -241,6 +241,7 @@ extension Api {
             public let description: String
             public let sticker: Api.Document?
 
+            @_optimize(none)
             public init(title: String, description: String, sticker: Api.Document? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: sticker != nil)
@@ -316,7 +317,7 @@ extension Api.payments {
     /// - `payments.starsRevenueAdsAccountUrl#394e7f21 url:string = payments.StarsRevenueAdsAccountUrl;`
     ///
     /// <https://core.telegram.org/type/payments.StarsRevenueAdsAccountUrl>
-    public enum StarsRevenueAdsAccountUrl: TLSchemaDescribed, TLParsable {
+    public enum StarsRevenueAdsAccountUrl: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.starsRevenueAdsAccountUrl#394e7f21 url:string = payments.StarsRevenueAdsAccountUrl;`
         ///
         /// <https://core.telegram.org/constructor/payments.starsRevenueAdsAccountUrl>
@@ -375,7 +376,7 @@ extension Api {
     /// - `starsSubscriptionPricing#05416d58 period:int amount:long = StarsSubscriptionPricing;`
     ///
     /// <https://core.telegram.org/type/StarsSubscriptionPricing>
-    public enum StarsSubscriptionPricing: TLSchemaDescribed, TLParsable {
+    public enum StarsSubscriptionPricing: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starsSubscriptionPricing#05416d58 period:int amount:long = StarsSubscriptionPricing;`
         ///
         /// <https://core.telegram.org/constructor/starsSubscriptionPricing>
@@ -443,7 +444,7 @@ extension Api.messages {
     /// - `messages.chatInviteJoinResultWebView#61ca29d3 bot_id:long query_id:long users:Vector<User> = messages.ChatInviteJoinResult;`
     ///
     /// <https://core.telegram.org/type/messages.ChatInviteJoinResult>
-    public enum ChatInviteJoinResult: TLSchemaDescribed, TLParsable {
+    public enum ChatInviteJoinResult: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.chatInviteJoinResultOk#445663a7 updates:Updates = messages.ChatInviteJoinResult;`
         ///
         /// <https://core.telegram.org/constructor/messages.chatInviteJoinResultOk>
@@ -543,6 +544,7 @@ extension Api.functions.auth {
     /// `auth.cancelCode#1f040578 phone_number:string phone_code_hash:string = Bool;`
     ///
     /// <https://core.telegram.org/method/auth.cancelCode>
+    @_optimize(none)
     public static func cancelCode(phoneNumber: String, phoneCodeHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         cancelCode(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash)
@@ -550,7 +552,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.cancelCode` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func cancelCode(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String) {
         buffer.appendUInt32(0x1f040578)
         buffer.appendTLString(phoneNumber)
@@ -562,6 +564,7 @@ extension Api.functions.auth {
     /// `auth.initPasskeyLogin#518ad0b7 api_id:int api_hash:string = auth.PasskeyLoginOptions;`
     ///
     /// <https://core.telegram.org/method/auth.initPasskeyLogin>
+    @_optimize(none)
     public static func initPasskeyLogin(apiId: Int32, apiHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.PasskeyLoginOptions>) {
         let buffer = Buffer()
         initPasskeyLogin(into: buffer, apiId: apiId, apiHash: apiHash)
@@ -569,7 +572,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.initPasskeyLogin` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func initPasskeyLogin(into buffer: Buffer, apiId: Int32, apiHash: String) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x518ad0b7)
@@ -583,6 +586,7 @@ extension Api.functions.account {
     /// `account.getPrivacy#dadbc950 key:InputPrivacyKey = account.PrivacyRules;`
     ///
     /// <https://core.telegram.org/method/account.getPrivacy>
+    @_optimize(none)
     public static func getPrivacy(key: Api.InputPrivacyKey) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PrivacyRules>) {
         let buffer = Buffer()
         getPrivacy(into: buffer, key: key)
@@ -590,7 +594,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getPrivacy` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPrivacy(into buffer: Buffer, key: Api.InputPrivacyKey) {
         buffer.appendUInt32(0xdadbc950)
         key.serialize(buffer, true)
@@ -601,6 +605,7 @@ extension Api.functions.account {
     /// `account.uploadTheme#1c3db333 flags:# file:InputFile thumb:flags.0?InputFile file_name:string mime_type:string = Document;`
     ///
     /// <https://core.telegram.org/method/account.uploadTheme>
+    @_optimize(none)
     public static func uploadTheme(file: Api.InputFile, thumb: Api.InputFile? = nil, fileName: String, mimeType: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Document>) {
         let buffer = Buffer()
         uploadTheme(into: buffer, file: file, thumb: thumb, fileName: fileName, mimeType: mimeType)
@@ -608,7 +613,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.uploadTheme` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func uploadTheme(into buffer: Buffer, file: Api.InputFile, thumb: Api.InputFile? = nil, fileName: String, mimeType: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: thumb != nil)
@@ -627,6 +632,7 @@ extension Api.functions.account {
     /// `account.resetPassword#9308ce1b = account.ResetPasswordResult;`
     ///
     /// <https://core.telegram.org/method/account.resetPassword>
+    @_optimize(none)
     public static func resetPassword() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ResetPasswordResult>) {
         let buffer = Buffer()
         resetPassword(into: buffer)
@@ -634,7 +640,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resetPassword` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resetPassword(into buffer: Buffer) {
         buffer.appendUInt32(0x9308ce1b)
     }
@@ -644,6 +650,7 @@ extension Api.functions.account {
     /// `account.setReactionsNotifySettings#316ce548 settings:ReactionsNotifySettings = ReactionsNotifySettings;`
     ///
     /// <https://core.telegram.org/method/account.setReactionsNotifySettings>
+    @_optimize(none)
     public static func setReactionsNotifySettings(settings: Api.ReactionsNotifySettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReactionsNotifySettings>) {
         let buffer = Buffer()
         setReactionsNotifySettings(into: buffer, settings: settings)
@@ -651,7 +658,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setReactionsNotifySettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setReactionsNotifySettings(into buffer: Buffer, settings: Api.ReactionsNotifySettings) {
         buffer.appendUInt32(0x316ce548)
         settings.serialize(buffer, true)
@@ -662,6 +669,7 @@ extension Api.functions.contacts {
     /// `contacts.resolveUsername#725afbbc flags:# username:string referer:flags.0?string = contacts.ResolvedPeer;`
     ///
     /// <https://core.telegram.org/method/contacts.resolveUsername>
+    @_optimize(none)
     public static func resolveUsername(username: String, referer: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ResolvedPeer>) {
         let buffer = Buffer()
         resolveUsername(into: buffer, username: username, referer: referer)
@@ -669,7 +677,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.resolveUsername` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resolveUsername(into buffer: Buffer, username: String, referer: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: referer != nil)
@@ -688,6 +696,7 @@ extension Api.functions.messages {
     /// `messages.uploadEncryptedFile#5057c497 peer:InputEncryptedChat file:InputEncryptedFile = EncryptedFile;`
     ///
     /// <https://core.telegram.org/method/messages.uploadEncryptedFile>
+    @_optimize(none)
     public static func uploadEncryptedFile(peer: Api.InputEncryptedChat, file: Api.InputEncryptedFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EncryptedFile>) {
         let buffer = Buffer()
         uploadEncryptedFile(into: buffer, peer: peer, file: file)
@@ -695,7 +704,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.uploadEncryptedFile` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func uploadEncryptedFile(into buffer: Buffer, peer: Api.InputEncryptedChat, file: Api.InputEncryptedFile) {
         buffer.appendUInt32(0x5057c497)
         peer.serialize(buffer, true)
@@ -707,6 +716,7 @@ extension Api.functions.messages {
     /// `messages.getEmojiKeywordsLanguages#4e9963b2 lang_codes:Vector<string> = Vector<EmojiLanguage>;`
     ///
     /// <https://core.telegram.org/method/messages.getEmojiKeywordsLanguages>
+    @_optimize(none)
     public static func getEmojiKeywordsLanguages(langCodes: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.EmojiLanguage]>) {
         let buffer = Buffer()
         getEmojiKeywordsLanguages(into: buffer, langCodes: langCodes)
@@ -714,7 +724,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiKeywordsLanguages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getEmojiKeywordsLanguages(into buffer: Buffer, langCodes: [String]) {
         buffer.appendUInt32(0x4e9963b2)
         buffer.appendVector(langCodes, boxed: true)
@@ -725,6 +735,7 @@ extension Api.functions.messages {
     /// `messages.unpinAllMessages#062dd747 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;`
     ///
     /// <https://core.telegram.org/method/messages.unpinAllMessages>
+    @_optimize(none)
     public static func unpinAllMessages(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         unpinAllMessages(into: buffer, peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId)
@@ -732,7 +743,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.unpinAllMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func unpinAllMessages(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -753,6 +764,7 @@ extension Api.functions.messages {
     /// `messages.sendReaction#d30d78d4 flags:# big:flags.1?true add_to_recent:flags.2?true peer:InputPeer msg_id:int reaction:flags.0?Vector<Reaction> = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.sendReaction>
+    @_optimize(none)
     public static func sendReaction(big: Bool = false, addToRecent: Bool = false, peer: Api.InputPeer, msgId: Int32, reaction: [Api.Reaction]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendReaction(into: buffer, big: big, addToRecent: addToRecent, peer: peer, msgId: msgId, reaction: reaction)
@@ -760,7 +772,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendReaction` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendReaction(into buffer: Buffer, big: Bool = false, addToRecent: Bool = false, peer: Api.InputPeer, msgId: Int32, reaction: [Api.Reaction]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: big)
@@ -782,6 +794,7 @@ extension Api.functions.messages {
     /// `messages.getPersonalChannelHistory#55fb0996 user_id:InputUser limit:int max_id:int min_id:int hash:long = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.getPersonalChannelHistory>
+    @_optimize(none)
     public static func getPersonalChannelHistory(userId: Api.InputUser, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getPersonalChannelHistory(into: buffer, userId: userId, limit: limit, maxId: maxId, minId: minId, hash: hash)
@@ -789,7 +802,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPersonalChannelHistory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPersonalChannelHistory(into buffer: Buffer, userId: Api.InputUser, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
         buffer.appendUInt32(0x55fb0996)
         userId.serialize(buffer, true)
@@ -806,6 +819,7 @@ extension Api.functions.photos {
     /// `photos.deletePhotos#87cf7f2f id:Vector<InputPhoto> = Vector<long>;`
     ///
     /// <https://core.telegram.org/method/photos.deletePhotos>
+    @_optimize(none)
     public static func deletePhotos(id: [Api.InputPhoto]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int64]>) {
         let buffer = Buffer()
         deletePhotos(into: buffer, id: id)
@@ -813,7 +827,7 @@ extension Api.functions.photos {
     }
 
     /// Writes `photos.deletePhotos` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deletePhotos(into buffer: Buffer, id: [Api.InputPhoto]) {
         buffer.appendUInt32(0x87cf7f2f)
         buffer.appendVector(id, boxed: true)
@@ -824,6 +838,7 @@ extension Api.functions.photos {
     /// `photos.uploadContactProfilePhoto#e14c4a71 flags:# suggest:flags.3?true save:flags.4?true user_id:InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.5?VideoSize = photos.Photo;`
     ///
     /// <https://core.telegram.org/method/photos.uploadContactProfilePhoto>
+    @_optimize(none)
     public static func uploadContactProfilePhoto(suggest: Bool = false, save: Bool = false, userId: Api.InputUser, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photo>) {
         let buffer = Buffer()
         uploadContactProfilePhoto(into: buffer, suggest: suggest, save: save, userId: userId, file: file, video: video, videoStartTs: videoStartTs, videoEmojiMarkup: videoEmojiMarkup)
@@ -831,7 +846,7 @@ extension Api.functions.photos {
     }
 
     /// Writes `photos.uploadContactProfilePhoto` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func uploadContactProfilePhoto(into buffer: Buffer, suggest: Bool = false, save: Bool = false, userId: Api.InputUser, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x8, when: suggest)
@@ -858,6 +873,7 @@ extension Api.functions.bots {
     /// `bots.getRequestedWebViewButton#bf25b7f3 bot:InputUser webapp_req_id:string = KeyboardButton;`
     ///
     /// <https://core.telegram.org/method/bots.getRequestedWebViewButton>
+    @_optimize(none)
     public static func getRequestedWebViewButton(bot: Api.InputUser, webappReqId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.KeyboardButton>) {
         let buffer = Buffer()
         getRequestedWebViewButton(into: buffer, bot: bot, webappReqId: webappReqId)
@@ -865,7 +881,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getRequestedWebViewButton` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getRequestedWebViewButton(into buffer: Buffer, bot: Api.InputUser, webappReqId: String) {
         buffer.appendUInt32(0xbf25b7f3)
         bot.serialize(buffer, true)

@@ -27,7 +27,7 @@ extension Api {
     /// - `messageMediaVideoStream#ca5cab89 flags:# rtmp_stream:flags.0?true call:InputGroupCall = MessageMedia;`
     ///
     /// <https://core.telegram.org/type/MessageMedia>
-    public enum MessageMedia: TLSchemaDescribed, TLParsable {
+    public enum MessageMedia: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messageMediaEmpty#3ded6320 = MessageMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageMediaEmpty>
@@ -118,6 +118,7 @@ extension Api {
             /// `live_photo` shares its bit with value fields: set exactly when they are.
             public var livePhoto: Bool { video != nil }
 
+            @_optimize(none)
             public init(spoiler: Bool = false, photo: Api.Photo? = nil, ttlSeconds: Int32? = nil, video: Api.Document? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x8, when: spoiler)
@@ -185,6 +186,7 @@ extension Api {
             public var round: Bool { tlFlagIsSet(flags, 0x80) }
             public var voice: Bool { tlFlagIsSet(flags, 0x100) }
 
+            @_optimize(none)
             public init(nopremium: Bool = false, spoiler: Bool = false, video: Bool = false, round: Bool = false, voice: Bool = false, document: Api.Document? = nil, altDocuments: [Api.Document]? = nil, videoCover: Api.Photo? = nil, videoTimestamp: Int32? = nil, ttlSeconds: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x8, when: nopremium)
@@ -227,6 +229,7 @@ extension Api {
             public var manual: Bool { tlFlagIsSet(flags, 0x8) }
             public var safe: Bool { tlFlagIsSet(flags, 0x10) }
 
+            @_optimize(none)
             public init(forceLargeMedia: Bool = false, forceSmallMedia: Bool = false, manual: Bool = false, safe: Bool = false, webpage: Api.WebPage) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: forceLargeMedia)
@@ -292,6 +295,7 @@ extension Api {
             public var shippingAddressRequested: Bool { tlFlagIsSet(flags, 0x2) }
             public var test: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(shippingAddressRequested: Bool = false, test: Bool = false, title: String, description: String, photo: Api.WebDocument? = nil, receiptMsgId: Int32? = nil, currency: String, totalAmount: Int64, startParam: String, extendedMedia: Api.MessageExtendedMedia? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: shippingAddressRequested)
@@ -334,6 +338,7 @@ extension Api {
             public let period: Int32
             public let proximityNotificationRadius: Int32?
 
+            @_optimize(none)
             public init(geo: Api.GeoPoint, heading: Int32? = nil, period: Int32, proximityNotificationRadius: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: heading != nil)
@@ -364,6 +369,7 @@ extension Api {
             public let results: Api.PollResults
             public let attachedMedia: Api.MessageMedia?
 
+            @_optimize(none)
             public init(poll: Api.Poll, results: Api.PollResults, attachedMedia: Api.MessageMedia? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: attachedMedia != nil)
@@ -391,6 +397,7 @@ extension Api {
             public let emoticon: String
             public let gameOutcome: Api.messages.EmojiGameOutcome?
 
+            @_optimize(none)
             public init(value: Int32, emoticon: String, gameOutcome: Api.messages.EmojiGameOutcome? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: gameOutcome != nil)
@@ -419,6 +426,7 @@ extension Api {
             public let story: Api.StoryItem?
             public var viaMention: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(viaMention: Bool = false, peer: Api.Peer, id: Int32, story: Api.StoryItem? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: viaMention)
@@ -453,6 +461,7 @@ extension Api {
             public var onlyNewSubscribers: Bool { tlFlagIsSet(flags, 0x1) }
             public var winnersAreVisible: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(onlyNewSubscribers: Bool = false, winnersAreVisible: Bool = false, channels: [Int64], countriesIso2: [String]? = nil, prizeDescription: String? = nil, quantity: Int32, months: Int32? = nil, stars: Int64? = nil, untilDate: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: onlyNewSubscribers)
@@ -502,6 +511,7 @@ extension Api {
             public var onlyNewSubscribers: Bool { tlFlagIsSet(flags, 0x1) }
             public var refunded: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(onlyNewSubscribers: Bool = false, refunded: Bool = false, channelId: Int64, additionalPeersCount: Int32? = nil, launchMsgId: Int32, winnersCount: Int32, unclaimedCount: Int32, winners: [Int64], months: Int32? = nil, stars: Int64? = nil, prizeDescription: String? = nil, untilDate: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: onlyNewSubscribers)
@@ -560,6 +570,7 @@ extension Api {
             public let todo: Api.TodoList
             public let completions: [Api.TodoCompletion]?
 
+            @_optimize(none)
             public init(todo: Api.TodoList, completions: [Api.TodoCompletion]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: completions != nil)
@@ -584,6 +595,7 @@ extension Api {
             public let call: Api.InputGroupCall
             public var rtmpStream: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(rtmpStream: Bool = false, call: Api.InputGroupCall) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: rtmpStream)
@@ -1226,7 +1238,7 @@ extension Api.messages {
     /// - `messages.sentEncryptedFile#9493ff32 date:int file:EncryptedFile = messages.SentEncryptedMessage;`
     ///
     /// <https://core.telegram.org/type/messages.SentEncryptedMessage>
-    public enum SentEncryptedMessage: TLSchemaDescribed, TLParsable {
+    public enum SentEncryptedMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.sentEncryptedMessage#560f8935 date:int = messages.SentEncryptedMessage;`
         ///
         /// <https://core.telegram.org/constructor/messages.sentEncryptedMessage>
@@ -1333,7 +1345,7 @@ extension Api {
     /// - `topPeerCategoryBotsGuestChat#6c24f3dd = TopPeerCategory;`
     ///
     /// <https://core.telegram.org/type/TopPeerCategory>
-    public enum TopPeerCategory: TLSchemaDescribed, TLParsable {
+    public enum TopPeerCategory: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `topPeerCategoryBotsPM#ab661b5b = TopPeerCategory;`
         ///
         /// <https://core.telegram.org/constructor/topPeerCategoryBotsPM>
@@ -1475,7 +1487,7 @@ extension Api.payments {
     /// - `payments.paymentFormStarGift#b425cfe1 form_id:long invoice:Invoice = payments.PaymentForm;`
     ///
     /// <https://core.telegram.org/type/payments.PaymentForm>
-    public enum PaymentForm: TLSchemaDescribed, TLParsable {
+    public enum PaymentForm: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.paymentForm#a0058751 flags:# can_save_credentials:flags.2?true password_missing:flags.3?true form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice provider_id:long url:string native_provider:flags.4?string native_params:flags.4?DataJSON additional_methods:flags.6?Vector<PaymentFormMethod> saved_info:flags.0?PaymentRequestedInfo saved_credentials:flags.1?Vector<PaymentSavedCredentials> users:Vector<User> = payments.PaymentForm;`
         ///
         /// <https://core.telegram.org/constructor/payments.paymentForm>
@@ -1512,6 +1524,7 @@ extension Api.payments {
             public var canSaveCredentials: Bool { tlFlagIsSet(flags, 0x4) }
             public var passwordMissing: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(canSaveCredentials: Bool = false, passwordMissing: Bool = false, formId: Int64, botId: Int64, title: String, description: String, photo: Api.WebDocument? = nil, invoice: Api.Invoice, providerId: Int64, url: String, nativeProvider: String? = nil, nativeParams: Api.DataJSON? = nil, additionalMethods: [Api.PaymentFormMethod]? = nil, savedInfo: Api.PaymentRequestedInfo? = nil, savedCredentials: [Api.PaymentSavedCredentials]? = nil, users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: canSaveCredentials)
@@ -1571,6 +1584,7 @@ extension Api.payments {
             public let invoice: Api.Invoice
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(formId: Int64, botId: Int64, title: String, description: String, photo: Api.WebDocument? = nil, invoice: Api.Invoice, users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x20, when: photo != nil)
@@ -1785,7 +1799,7 @@ extension Api.help {
     /// - `help.supportName#8c05f1c9 name:string = help.SupportName;`
     ///
     /// <https://core.telegram.org/type/help.SupportName>
-    public enum SupportName: TLSchemaDescribed, TLParsable {
+    public enum SupportName: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.supportName#8c05f1c9 name:string = help.SupportName;`
         ///
         /// <https://core.telegram.org/constructor/help.supportName>
@@ -1844,7 +1858,7 @@ extension Api.stats {
     /// - `stats.broadcastStats#396ca5fc period:StatsDateRangeDays followers:StatsAbsValueAndPrev views_per_post:StatsAbsValueAndPrev shares_per_post:StatsAbsValueAndPrev reactions_per_post:StatsAbsValueAndPrev views_per_story:StatsAbsValueAndPrev shares_per_story:StatsAbsValueAndPrev reactions_per_story:StatsAbsValueAndPrev enabled_notifications:StatsPercentValue growth_graph:StatsGraph followers_graph:StatsGraph mute_graph:StatsGraph top_hours_graph:StatsGraph interactions_graph:StatsGraph iv_interactions_graph:StatsGraph views_by_source_graph:StatsGraph new_followers_by_source_graph:StatsGraph languages_graph:StatsGraph reactions_by_emotion_graph:StatsGraph story_interactions_graph:StatsGraph story_reactions_by_emotion_graph:StatsGraph recent_posts_interactions:Vector<PostInteractionCounters> = stats.BroadcastStats;`
     ///
     /// <https://core.telegram.org/type/stats.BroadcastStats>
-    public enum BroadcastStats: TLSchemaDescribed, TLParsable {
+    public enum BroadcastStats: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stats.broadcastStats#396ca5fc period:StatsDateRangeDays followers:StatsAbsValueAndPrev views_per_post:StatsAbsValueAndPrev shares_per_post:StatsAbsValueAndPrev reactions_per_post:StatsAbsValueAndPrev views_per_story:StatsAbsValueAndPrev shares_per_story:StatsAbsValueAndPrev reactions_per_story:StatsAbsValueAndPrev enabled_notifications:StatsPercentValue growth_graph:StatsGraph followers_graph:StatsGraph mute_graph:StatsGraph top_hours_graph:StatsGraph interactions_graph:StatsGraph iv_interactions_graph:StatsGraph views_by_source_graph:StatsGraph new_followers_by_source_graph:StatsGraph languages_graph:StatsGraph reactions_by_emotion_graph:StatsGraph story_interactions_graph:StatsGraph story_reactions_by_emotion_graph:StatsGraph recent_posts_interactions:Vector<PostInteractionCounters> = stats.BroadcastStats;`
         ///
         /// <https://core.telegram.org/constructor/stats.broadcastStats>
@@ -2009,7 +2023,7 @@ extension Api.messages {
     /// - `messages.peerSettings#6880b94d settings:PeerSettings chats:Vector<Chat> users:Vector<User> = messages.PeerSettings;`
     ///
     /// <https://core.telegram.org/type/messages.PeerSettings>
-    public enum PeerSettings: TLSchemaDescribed, TLParsable {
+    public enum PeerSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.peerSettings#6880b94d settings:PeerSettings chats:Vector<Chat> users:Vector<User> = messages.PeerSettings;`
         ///
         /// <https://core.telegram.org/constructor/messages.peerSettings>
@@ -2086,7 +2100,7 @@ extension Api {
     /// - `inputStorePaymentAuthCode#3fc18057 flags:# restore:flags.0?true phone_number:string phone_code_hash:string premium_days:int currency:string amount:long = InputStorePaymentPurpose;`
     ///
     /// <https://core.telegram.org/type/InputStorePaymentPurpose>
-    public enum InputStorePaymentPurpose: TLSchemaDescribed, TLParsable {
+    public enum InputStorePaymentPurpose: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputStorePaymentPremiumSubscription#a6751e66 flags:# restore:flags.0?true upgrade:flags.1?true = InputStorePaymentPurpose;`
         ///
         /// <https://core.telegram.org/constructor/inputStorePaymentPremiumSubscription>
@@ -2129,6 +2143,7 @@ extension Api {
             public var restore: Bool { tlFlagIsSet(flags, 0x1) }
             public var upgrade: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(restore: Bool = false, upgrade: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: restore)
@@ -2168,6 +2183,7 @@ extension Api {
             public let amount: Int64
             public let message: Api.TextWithEntities?
 
+            @_optimize(none)
             public init(users: [Api.InputUser], boostPeer: Api.InputPeer? = nil, currency: String, amount: Int64, message: Api.TextWithEntities? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: boostPeer != nil)
@@ -2207,6 +2223,7 @@ extension Api {
             public var onlyNewSubscribers: Bool { tlFlagIsSet(flags, 0x1) }
             public var winnersAreVisible: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(onlyNewSubscribers: Bool = false, winnersAreVisible: Bool = false, boostPeer: Api.InputPeer, additionalPeers: [Api.InputPeer]? = nil, countriesIso2: [String]? = nil, prizeDescription: String? = nil, randomId: Int64, untilDate: Int32, currency: String, amount: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: onlyNewSubscribers)
@@ -2249,6 +2266,7 @@ extension Api {
             public let amount: Int64
             public let spendPurposePeer: Api.InputPeer?
 
+            @_optimize(none)
             public init(stars: Int64, currency: String, amount: Int64, spendPurposePeer: Api.InputPeer? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: spendPurposePeer != nil)
@@ -2304,6 +2322,7 @@ extension Api {
             public var onlyNewSubscribers: Bool { tlFlagIsSet(flags, 0x1) }
             public var winnersAreVisible: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(onlyNewSubscribers: Bool = false, winnersAreVisible: Bool = false, stars: Int64, boostPeer: Api.InputPeer, additionalPeers: [Api.InputPeer]? = nil, countriesIso2: [String]? = nil, prizeDescription: String? = nil, randomId: Int64, untilDate: Int32, currency: String, amount: Int64, users: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: onlyNewSubscribers)
@@ -2352,6 +2371,7 @@ extension Api {
             public let amount: Int64
             public var restore: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(restore: Bool = false, phoneNumber: String, phoneCodeHash: String, premiumDays: Int32, currency: String, amount: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: restore)
@@ -2696,7 +2716,7 @@ extension Api {
     /// - `emailVerifyPurposePassport#bbf51685 = EmailVerifyPurpose;`
     ///
     /// <https://core.telegram.org/type/EmailVerifyPurpose>
-    public enum EmailVerifyPurpose: TLSchemaDescribed, TLParsable {
+    public enum EmailVerifyPurpose: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `emailVerifyPurposeLoginSetup#4345be73 phone_number:string phone_code_hash:string = EmailVerifyPurpose;`
         ///
         /// <https://core.telegram.org/constructor/emailVerifyPurposeLoginSetup>
@@ -2783,7 +2803,7 @@ extension Api.messages {
     /// - `messages.translateResult#33db32f8 result:Vector<TextWithEntities> = messages.TranslatedText;`
     ///
     /// <https://core.telegram.org/type/messages.TranslatedText>
-    public enum TranslatedText: TLSchemaDescribed, TLParsable {
+    public enum TranslatedText: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.translateResult#33db32f8 result:Vector<TextWithEntities> = messages.TranslatedText;`
         ///
         /// <https://core.telegram.org/constructor/messages.translateResult>
@@ -2842,7 +2862,7 @@ extension Api {
     /// - `inlineBotWebView#b57295d5 text:string url:string = InlineBotWebView;`
     ///
     /// <https://core.telegram.org/type/InlineBotWebView>
-    public enum InlineBotWebView: TLSchemaDescribed, TLParsable {
+    public enum InlineBotWebView: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inlineBotWebView#b57295d5 text:string url:string = InlineBotWebView;`
         ///
         /// <https://core.telegram.org/constructor/inlineBotWebView>
@@ -2907,7 +2927,7 @@ extension Api {
     /// - `outboxReadDate#3bb842ac date:int = OutboxReadDate;`
     ///
     /// <https://core.telegram.org/type/OutboxReadDate>
-    public enum OutboxReadDate: TLSchemaDescribed, TLParsable {
+    public enum OutboxReadDate: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `outboxReadDate#3bb842ac date:int = OutboxReadDate;`
         ///
         /// <https://core.telegram.org/constructor/outboxReadDate>
@@ -2968,7 +2988,7 @@ extension Api {
     /// - `quickReply#0697102b shortcut_id:int shortcut:string top_message:int count:int = QuickReply;`
     ///
     /// <https://core.telegram.org/type/QuickReply>
-    public enum QuickReply: TLSchemaDescribed, TLParsable {
+    public enum QuickReply: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `quickReply#0697102b shortcut_id:int shortcut:string top_message:int count:int = QuickReply;`
         ///
         /// <https://core.telegram.org/constructor/quickReply>
@@ -3047,7 +3067,7 @@ extension Api.contacts {
     /// - `contacts.contactBirthdays#114ff30d contacts:Vector<ContactBirthday> users:Vector<User> = contacts.ContactBirthdays;`
     ///
     /// <https://core.telegram.org/type/contacts.ContactBirthdays>
-    public enum ContactBirthdays: TLSchemaDescribed, TLParsable {
+    public enum ContactBirthdays: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `contacts.contactBirthdays#114ff30d contacts:Vector<ContactBirthday> users:Vector<User> = contacts.ContactBirthdays;`
         ///
         /// <https://core.telegram.org/constructor/contacts.contactBirthdays>
@@ -3112,7 +3132,7 @@ extension Api {
     /// - `starsRevenueStatus#febe5491 flags:# withdrawal_enabled:flags.0?true current_balance:StarsAmount available_balance:StarsAmount overall_revenue:StarsAmount next_withdrawal_at:flags.1?int = StarsRevenueStatus;`
     ///
     /// <https://core.telegram.org/type/StarsRevenueStatus>
-    public enum StarsRevenueStatus: TLSchemaDescribed, TLParsable {
+    public enum StarsRevenueStatus: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starsRevenueStatus#febe5491 flags:# withdrawal_enabled:flags.0?true current_balance:StarsAmount available_balance:StarsAmount overall_revenue:StarsAmount next_withdrawal_at:flags.1?int = StarsRevenueStatus;`
         ///
         /// <https://core.telegram.org/constructor/starsRevenueStatus>
@@ -3130,6 +3150,7 @@ extension Api {
             public let nextWithdrawalAt: Int32?
             public var withdrawalEnabled: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(withdrawalEnabled: Bool = false, currentBalance: Api.StarsAmount, availableBalance: Api.StarsAmount, overallRevenue: Api.StarsAmount, nextWithdrawalAt: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: withdrawalEnabled)
@@ -3213,7 +3234,7 @@ extension Api {
     /// - `starsGiveawayOption#94ce852a flags:# extended:flags.0?true default:flags.1?true stars:long yearly_boosts:int store_product:flags.2?string currency:string amount:long winners:Vector<StarsGiveawayWinnersOption> = StarsGiveawayOption;`
     ///
     /// <https://core.telegram.org/type/StarsGiveawayOption>
-    public enum StarsGiveawayOption: TLSchemaDescribed, TLParsable {
+    public enum StarsGiveawayOption: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starsGiveawayOption#94ce852a flags:# extended:flags.0?true default:flags.1?true stars:long yearly_boosts:int store_product:flags.2?string currency:string amount:long winners:Vector<StarsGiveawayWinnersOption> = StarsGiveawayOption;`
         ///
         /// <https://core.telegram.org/constructor/starsGiveawayOption>
@@ -3234,6 +3255,7 @@ extension Api {
             public var extended: Bool { tlFlagIsSet(flags, 0x1) }
             public var `default`: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(extended: Bool = false, `default`: Bool = false, stars: Int64, yearlyBoosts: Int32, storeProduct: String? = nil, currency: String, amount: Int64, winners: [Api.StarsGiveawayWinnersOption]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: extended)
@@ -3329,7 +3351,7 @@ extension Api {
     /// - `inputPasskeyCredentialFirebasePNV#5b1ccb28 pnv_token:string = InputPasskeyCredential;`
     ///
     /// <https://core.telegram.org/type/InputPasskeyCredential>
-    public enum InputPasskeyCredential: TLSchemaDescribed, TLParsable {
+    public enum InputPasskeyCredential: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputPasskeyCredentialPublicKey#3c27b78f id:string raw_id:string response:InputPasskeyResponse = InputPasskeyCredential;`
         ///
         /// <https://core.telegram.org/constructor/inputPasskeyCredentialPublicKey>
@@ -3429,7 +3451,7 @@ extension Api {
     /// - `starGiftAuctionRoundExtendable#0aa021e5 num:int duration:int extend_top:int extend_window:int = StarGiftAuctionRound;`
     ///
     /// <https://core.telegram.org/type/StarGiftAuctionRound>
-    public enum StarGiftAuctionRound: TLSchemaDescribed, TLParsable {
+    public enum StarGiftAuctionRound: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starGiftAuctionRound#3aae0528 num:int duration:int = StarGiftAuctionRound;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAuctionRound>
@@ -3542,6 +3564,7 @@ extension Api.functions.account {
     /// `account.registerDevice#ec86017a flags:# no_muted:flags.0?true token_type:int token:string app_sandbox:Bool secret:bytes other_uids:Vector<long> = Bool;`
     ///
     /// <https://core.telegram.org/method/account.registerDevice>
+    @_optimize(none)
     public static func registerDevice(noMuted: Bool = false, tokenType: Int32, token: String, appSandbox: Bool, secret: [UInt8], otherUids: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         registerDevice(into: buffer, noMuted: noMuted, tokenType: tokenType, token: token, appSandbox: appSandbox, secret: secret, otherUids: otherUids)
@@ -3549,7 +3572,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.registerDevice` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func registerDevice(into buffer: Buffer, noMuted: Bool = false, tokenType: Int32, token: String, appSandbox: Bool, secret: [UInt8], otherUids: [Int64]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: noMuted)
@@ -3569,6 +3592,7 @@ extension Api.functions.account {
     /// `account.saveSecureValue#899fe31d value:InputSecureValue secure_secret_id:long = SecureValue;`
     ///
     /// <https://core.telegram.org/method/account.saveSecureValue>
+    @_optimize(none)
     public static func saveSecureValue(value: Api.InputSecureValue, secureSecretId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.SecureValue>) {
         let buffer = Buffer()
         saveSecureValue(into: buffer, value: value, secureSecretId: secureSecretId)
@@ -3576,7 +3600,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveSecureValue` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveSecureValue(into buffer: Buffer, value: Api.InputSecureValue, secureSecretId: Int64) {
         buffer.appendUInt32(0x899fe31d)
         value.serialize(buffer, true)
@@ -3588,6 +3612,7 @@ extension Api.functions.account {
     /// `account.getAuthorizationForm#a929597a bot_id:long scope:string public_key:string = account.AuthorizationForm;`
     ///
     /// <https://core.telegram.org/method/account.getAuthorizationForm>
+    @_optimize(none)
     public static func getAuthorizationForm(botId: Int64, scope: String, publicKey: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.AuthorizationForm>) {
         let buffer = Buffer()
         getAuthorizationForm(into: buffer, botId: botId, scope: scope, publicKey: publicKey)
@@ -3595,7 +3620,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getAuthorizationForm` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAuthorizationForm(into buffer: Buffer, botId: Int64, scope: String, publicKey: String) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xa929597a)
@@ -3610,6 +3635,7 @@ extension Api.functions.account {
     /// `account.cancelPasswordEmail#c1cbd5b6 = Bool;`
     ///
     /// <https://core.telegram.org/method/account.cancelPasswordEmail>
+    @_optimize(none)
     public static func cancelPasswordEmail() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         cancelPasswordEmail(into: buffer)
@@ -3617,7 +3643,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.cancelPasswordEmail` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func cancelPasswordEmail(into buffer: Buffer) {
         buffer.appendUInt32(0xc1cbd5b6)
     }
@@ -3627,6 +3653,7 @@ extension Api.functions.account {
     /// `account.getChannelRestrictedStatusEmojis#35a9e0d5 hash:long = EmojiList;`
     ///
     /// <https://core.telegram.org/method/account.getChannelRestrictedStatusEmojis>
+    @_optimize(none)
     public static func getChannelRestrictedStatusEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
         let buffer = Buffer()
         getChannelRestrictedStatusEmojis(into: buffer, hash: hash)
@@ -3634,7 +3661,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getChannelRestrictedStatusEmojis` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getChannelRestrictedStatusEmojis(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x35a9e0d5)
@@ -3647,6 +3674,7 @@ extension Api.functions.account {
     /// `account.getUniqueGiftChatThemes#e42ce9c9 offset:string limit:int hash:long = account.ChatThemes;`
     ///
     /// <https://core.telegram.org/method/account.getUniqueGiftChatThemes>
+    @_optimize(none)
     public static func getUniqueGiftChatThemes(offset: String, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ChatThemes>) {
         let buffer = Buffer()
         getUniqueGiftChatThemes(into: buffer, offset: offset, limit: limit, hash: hash)
@@ -3654,7 +3682,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getUniqueGiftChatThemes` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getUniqueGiftChatThemes(into buffer: Buffer, offset: String, limit: Int32, hash: Int64) {
         buffer.appendUInt32(0xe42ce9c9)
         buffer.appendTLString(offset)
@@ -3669,6 +3697,7 @@ extension Api.functions.contacts {
     /// `contacts.updateContactNote#139f63fb id:InputUser note:TextWithEntities = Bool;`
     ///
     /// <https://core.telegram.org/method/contacts.updateContactNote>
+    @_optimize(none)
     public static func updateContactNote(id: Api.InputUser, note: Api.TextWithEntities) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateContactNote(into: buffer, id: id, note: note)
@@ -3676,7 +3705,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.updateContactNote` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateContactNote(into buffer: Buffer, id: Api.InputUser, note: Api.TextWithEntities) {
         buffer.appendUInt32(0x139f63fb)
         id.serialize(buffer, true)
@@ -3688,6 +3717,7 @@ extension Api.functions.messages {
     /// `messages.getDhConfig#26cf8950 version:int random_length:int = messages.DhConfig;`
     ///
     /// <https://core.telegram.org/method/messages.getDhConfig>
+    @_optimize(none)
     public static func getDhConfig(version: Int32, randomLength: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.DhConfig>) {
         let buffer = Buffer()
         getDhConfig(into: buffer, version: version, randomLength: randomLength)
@@ -3695,7 +3725,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDhConfig` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDhConfig(into buffer: Buffer, version: Int32, randomLength: Int32) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x26cf8950)
@@ -3709,6 +3739,7 @@ extension Api.functions.messages {
     /// `messages.importChatInvite#de91436e hash:string = messages.ChatInviteJoinResult;`
     ///
     /// <https://core.telegram.org/method/messages.importChatInvite>
+    @_optimize(none)
     public static func importChatInvite(hash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatInviteJoinResult>) {
         let buffer = Buffer()
         importChatInvite(into: buffer, hash: hash)
@@ -3716,7 +3747,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.importChatInvite` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func importChatInvite(into buffer: Buffer, hash: String) {
         buffer.appendUInt32(0xde91436e)
         buffer.appendTLString(hash)
@@ -3727,6 +3758,7 @@ extension Api.functions.messages {
     /// `messages.sendVote#10ea6184 peer:InputPeer msg_id:int options:Vector<bytes> = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.sendVote>
+    @_optimize(none)
     public static func sendVote(peer: Api.InputPeer, msgId: Int32, options: [[UInt8]]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendVote(into: buffer, peer: peer, msgId: msgId, options: options)
@@ -3734,7 +3766,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendVote` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendVote(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, options: [[UInt8]]) {
         buffer.appendUInt32(0x10ea6184)
         peer.serialize(buffer, true)
@@ -3747,6 +3779,7 @@ extension Api.functions.messages {
     /// `messages.getSearchResultsPositions#9c7f2f10 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int limit:int = messages.SearchResultsPositions;`
     ///
     /// <https://core.telegram.org/method/messages.getSearchResultsPositions>
+    @_optimize(none)
     public static func getSearchResultsPositions(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SearchResultsPositions>) {
         let buffer = Buffer()
         getSearchResultsPositions(into: buffer, peer: peer, savedPeerId: savedPeerId, filter: filter, offsetId: offsetId, limit: limit)
@@ -3754,7 +3787,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSearchResultsPositions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSearchResultsPositions(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: savedPeerId != nil)
@@ -3776,6 +3809,7 @@ extension Api.functions.messages {
     /// `messages.getMyStickers#d0b5e1fc offset_id:long limit:int = messages.MyStickers;`
     ///
     /// <https://core.telegram.org/method/messages.getMyStickers>
+    @_optimize(none)
     public static func getMyStickers(offsetId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MyStickers>) {
         let buffer = Buffer()
         getMyStickers(into: buffer, offsetId: offsetId, limit: limit)
@@ -3783,7 +3817,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMyStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMyStickers(into buffer: Buffer, offsetId: Int64, limit: Int32) {
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0xd0b5e1fc)
@@ -3797,6 +3831,7 @@ extension Api.functions.messages {
     /// `messages.deleteTopicHistory#d2816f10 peer:InputPeer top_msg_id:int = messages.AffectedHistory;`
     ///
     /// <https://core.telegram.org/method/messages.deleteTopicHistory>
+    @_optimize(none)
     public static func deleteTopicHistory(peer: Api.InputPeer, topMsgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         deleteTopicHistory(into: buffer, peer: peer, topMsgId: topMsgId)
@@ -3804,7 +3839,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteTopicHistory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteTopicHistory(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32) {
         buffer.appendUInt32(0xd2816f10)
         peer.serialize(buffer, true)
@@ -3816,6 +3851,7 @@ extension Api.functions.help {
     /// `help.getNearestDc#1fb33026 = NearestDc;`
     ///
     /// <https://core.telegram.org/method/help.getNearestDc>
+    @_optimize(none)
     public static func getNearestDc() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.NearestDc>) {
         let buffer = Buffer()
         getNearestDc(into: buffer)
@@ -3823,7 +3859,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getNearestDc` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getNearestDc(into buffer: Buffer) {
         buffer.appendUInt32(0x1fb33026)
     }
@@ -3833,6 +3869,7 @@ extension Api.functions.channels {
     /// `channels.toggleParticipantsHidden#6a6e7854 channel:InputChannel enabled:Bool = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.toggleParticipantsHidden>
+    @_optimize(none)
     public static func toggleParticipantsHidden(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleParticipantsHidden(into: buffer, channel: channel, enabled: enabled)
@@ -3840,7 +3877,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleParticipantsHidden` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleParticipantsHidden(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0x6a6e7854)
         channel.serialize(buffer, true)
@@ -3852,6 +3889,7 @@ extension Api.functions.channels {
     /// `channels.setEmojiStickers#3cd930b7 channel:InputChannel stickerset:InputStickerSet = Bool;`
     ///
     /// <https://core.telegram.org/method/channels.setEmojiStickers>
+    @_optimize(none)
     public static func setEmojiStickers(channel: Api.InputChannel, stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setEmojiStickers(into: buffer, channel: channel, stickerset: stickerset)
@@ -3859,7 +3897,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.setEmojiStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setEmojiStickers(into buffer: Buffer, channel: Api.InputChannel, stickerset: Api.InputStickerSet) {
         buffer.appendUInt32(0x3cd930b7)
         channel.serialize(buffer, true)
@@ -3871,6 +3909,7 @@ extension Api.functions.bots {
     /// `bots.toggleUsername#053ca973 bot:InputUser username:string active:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.toggleUsername>
+    @_optimize(none)
     public static func toggleUsername(bot: Api.InputUser, username: String, active: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleUsername(into: buffer, bot: bot, username: username, active: active)
@@ -3878,7 +3917,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.toggleUsername` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleUsername(into buffer: Buffer, bot: Api.InputUser, username: String, active: Bool) {
         buffer.appendUInt32(0x053ca973)
         bot.serialize(buffer, true)
@@ -3891,6 +3930,7 @@ extension Api.functions.bots {
     /// `bots.editPreviewMedia#8525606f bot:InputUser lang_code:string media:InputMedia new_media:InputMedia = BotPreviewMedia;`
     ///
     /// <https://core.telegram.org/method/bots.editPreviewMedia>
+    @_optimize(none)
     public static func editPreviewMedia(bot: Api.InputUser, langCode: String, media: Api.InputMedia, newMedia: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BotPreviewMedia>) {
         let buffer = Buffer()
         editPreviewMedia(into: buffer, bot: bot, langCode: langCode, media: media, newMedia: newMedia)
@@ -3898,7 +3938,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.editPreviewMedia` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editPreviewMedia(into buffer: Buffer, bot: Api.InputUser, langCode: String, media: Api.InputMedia, newMedia: Api.InputMedia) {
         buffer.appendUInt32(0x8525606f)
         bot.serialize(buffer, true)
@@ -3912,6 +3952,7 @@ extension Api.functions.bots {
     /// `bots.getPreviewInfo#423ab3ad bot:InputUser lang_code:string = bots.PreviewInfo;`
     ///
     /// <https://core.telegram.org/method/bots.getPreviewInfo>
+    @_optimize(none)
     public static func getPreviewInfo(bot: Api.InputUser, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.PreviewInfo>) {
         let buffer = Buffer()
         getPreviewInfo(into: buffer, bot: bot, langCode: langCode)
@@ -3919,7 +3960,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getPreviewInfo` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPreviewInfo(into buffer: Buffer, bot: Api.InputUser, langCode: String) {
         buffer.appendUInt32(0x423ab3ad)
         bot.serialize(buffer, true)
@@ -3931,6 +3972,7 @@ extension Api.functions.phone {
     /// `phone.getCallConfig#55451fa9 = DataJSON;`
     ///
     /// <https://core.telegram.org/method/phone.getCallConfig>
+    @_optimize(none)
     public static func getCallConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DataJSON>) {
         let buffer = Buffer()
         getCallConfig(into: buffer)
@@ -3938,7 +3980,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getCallConfig` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getCallConfig(into buffer: Buffer) {
         buffer.appendUInt32(0x55451fa9)
     }
@@ -3948,6 +3990,7 @@ extension Api.functions.phone {
     /// `phone.sendSignalingData#ff7a9383 peer:InputPhoneCall data:bytes = Bool;`
     ///
     /// <https://core.telegram.org/method/phone.sendSignalingData>
+    @_optimize(none)
     public static func sendSignalingData(peer: Api.InputPhoneCall, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         sendSignalingData(into: buffer, peer: peer, data: data)
@@ -3955,7 +3998,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.sendSignalingData` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendSignalingData(into buffer: Buffer, peer: Api.InputPhoneCall, data: [UInt8]) {
         buffer.appendUInt32(0xff7a9383)
         peer.serialize(buffer, true)
@@ -3967,6 +4010,7 @@ extension Api.functions.stories {
     /// `stories.getStoriesByID#5774ca74 peer:InputPeer id:Vector<int> = stories.Stories;`
     ///
     /// <https://core.telegram.org/method/stories.getStoriesByID>
+    @_optimize(none)
     public static func getStoriesByID(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
         let buffer = Buffer()
         getStoriesByID(into: buffer, peer: peer, id: id)
@@ -3974,7 +4018,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getStoriesByID` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStoriesByID(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x5774ca74)
         peer.serialize(buffer, true)

@@ -9,7 +9,7 @@ extension Api.auth {
     /// - `auth.exportedAuthorization#b434e2b8 id:long bytes:bytes = auth.ExportedAuthorization;`
     ///
     /// <https://core.telegram.org/type/auth.ExportedAuthorization>
-    public enum ExportedAuthorization: TLSchemaDescribed, TLParsable {
+    public enum ExportedAuthorization: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `auth.exportedAuthorization#b434e2b8 id:long bytes:bytes = auth.ExportedAuthorization;`
         ///
         /// <https://core.telegram.org/constructor/auth.exportedAuthorization>
@@ -77,7 +77,7 @@ extension Api {
     /// - `inputStickeredMediaDocument#0438865b id:InputDocument = InputStickeredMedia;`
     ///
     /// <https://core.telegram.org/type/InputStickeredMedia>
-    public enum InputStickeredMedia: TLSchemaDescribed, TLParsable {
+    public enum InputStickeredMedia: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputStickeredMediaPhoto#4a992157 id:InputPhoto = InputStickeredMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputStickeredMediaPhoto>
@@ -165,7 +165,7 @@ extension Api {
     /// - `channelAdminLogEvent#1fad68cd id:long date:int user_id:long action:ChannelAdminLogEventAction = ChannelAdminLogEvent;`
     ///
     /// <https://core.telegram.org/type/ChannelAdminLogEvent>
-    public enum ChannelAdminLogEvent: TLSchemaDescribed, TLParsable {
+    public enum ChannelAdminLogEvent: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `channelAdminLogEvent#1fad68cd id:long date:int user_id:long action:ChannelAdminLogEventAction = ChannelAdminLogEvent;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEvent>
@@ -254,7 +254,7 @@ extension Api {
     /// - `secureValueTypeEmail#8e3ca7ee = SecureValueType;`
     ///
     /// <https://core.telegram.org/type/SecureValueType>
-    public enum SecureValueType: TLSchemaDescribed, TLParsable {
+    public enum SecureValueType: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `secureValueTypePersonalDetails#9d2a81e3 = SecureValueType;`
         ///
         /// <https://core.telegram.org/constructor/secureValueTypePersonalDetails>
@@ -427,7 +427,7 @@ extension Api.account {
     /// - `account.sentEmailCode#811f854f email_pattern:string length:int = account.SentEmailCode;`
     ///
     /// <https://core.telegram.org/type/account.SentEmailCode>
-    public enum SentEmailCode: TLSchemaDescribed, TLParsable {
+    public enum SentEmailCode: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.sentEmailCode#811f854f email_pattern:string length:int = account.SentEmailCode;`
         ///
         /// <https://core.telegram.org/constructor/account.sentEmailCode>
@@ -492,7 +492,7 @@ extension Api {
     /// - `jsonObjectValue#c0de1bd9 key:string value:JSONValue = JSONObjectValue;`
     ///
     /// <https://core.telegram.org/type/JSONObjectValue>
-    public enum JSONObjectValue: TLSchemaDescribed, TLParsable {
+    public enum JSONObjectValue: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `jsonObjectValue#c0de1bd9 key:string value:JSONValue = JSONObjectValue;`
         ///
         /// <https://core.telegram.org/constructor/jsonObjectValue>
@@ -557,7 +557,7 @@ extension Api {
     /// - `inputThemeSettings#8fde504f flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?InputWallPaper wallpaper_settings:flags.1?WallPaperSettings = InputThemeSettings;`
     ///
     /// <https://core.telegram.org/type/InputThemeSettings>
-    public enum InputThemeSettings: TLSchemaDescribed, TLParsable {
+    public enum InputThemeSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputThemeSettings#8fde504f flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?InputWallPaper wallpaper_settings:flags.1?WallPaperSettings = InputThemeSettings;`
         ///
         /// <https://core.telegram.org/constructor/inputThemeSettings>
@@ -577,6 +577,7 @@ extension Api {
             public let wallpaperSettings: Api.WallPaperSettings?
             public var messageColorsAnimated: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(messageColorsAnimated: Bool = false, baseTheme: Api.BaseTheme, accentColor: Int32, outboxAccentColor: Int32? = nil, messageColors: [Int32]? = nil, wallpaper: Api.InputWallPaper? = nil, wallpaperSettings: Api.WallPaperSettings? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: messageColorsAnimated)
@@ -689,7 +690,7 @@ extension Api {
     /// - `reactionCount#a3d1cb80 flags:# chosen_order:flags.0?int reaction:Reaction count:int = ReactionCount;`
     ///
     /// <https://core.telegram.org/type/ReactionCount>
-    public enum ReactionCount: TLSchemaDescribed, TLParsable {
+    public enum ReactionCount: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `reactionCount#a3d1cb80 flags:# chosen_order:flags.0?int reaction:Reaction count:int = ReactionCount;`
         ///
         /// <https://core.telegram.org/constructor/reactionCount>
@@ -705,6 +706,7 @@ extension Api {
             public let reaction: Api.Reaction
             public let count: Int32
 
+            @_optimize(none)
             public init(chosenOrder: Int32? = nil, reaction: Api.Reaction, count: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: chosenOrder != nil)
@@ -782,7 +784,7 @@ extension Api.account {
     /// - `account.autoSaveSettings#4c3e069d users_settings:AutoSaveSettings chats_settings:AutoSaveSettings broadcasts_settings:AutoSaveSettings exceptions:Vector<AutoSaveException> chats:Vector<Chat> users:Vector<User> = account.AutoSaveSettings;`
     ///
     /// <https://core.telegram.org/type/account.AutoSaveSettings>
-    public enum AutoSaveSettings: TLSchemaDescribed, TLParsable {
+    public enum AutoSaveSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.autoSaveSettings#4c3e069d users_settings:AutoSaveSettings chats_settings:AutoSaveSettings broadcasts_settings:AutoSaveSettings exceptions:Vector<AutoSaveException> chats:Vector<Chat> users:Vector<User> = account.AutoSaveSettings;`
         ///
         /// <https://core.telegram.org/constructor/account.autoSaveSettings>
@@ -867,7 +869,7 @@ extension Api.messages {
     /// - `messages.botApp#eb50adf5 flags:# inactive:flags.0?true request_write_access:flags.1?true has_settings:flags.2?true app:BotApp = messages.BotApp;`
     ///
     /// <https://core.telegram.org/type/messages.BotApp>
-    public enum BotApp: TLSchemaDescribed, TLParsable {
+    public enum BotApp: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.botApp#eb50adf5 flags:# inactive:flags.0?true request_write_access:flags.1?true has_settings:flags.2?true app:BotApp = messages.BotApp;`
         ///
         /// <https://core.telegram.org/constructor/messages.botApp>
@@ -884,6 +886,7 @@ extension Api.messages {
             public var requestWriteAccess: Bool { tlFlagIsSet(flags, 0x2) }
             public var hasSettings: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(inactive: Bool = false, requestWriteAccess: Bool = false, hasSettings: Bool = false, app: Api.BotApp) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: inactive)
@@ -950,7 +953,7 @@ extension Api.messages {
     /// - `messages.savedDialogsNotModified#c01f6fe8 count:int = messages.SavedDialogs;`
     ///
     /// <https://core.telegram.org/type/messages.SavedDialogs>
-    public enum SavedDialogs: TLSchemaDescribed, TLParsable {
+    public enum SavedDialogs: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.savedDialogs#f83ae221 dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;`
         ///
         /// <https://core.telegram.org/constructor/messages.savedDialogs>
@@ -1110,7 +1113,7 @@ extension Api {
     /// - `businessAwayMessageScheduleCustom#cc4d9ecc start_date:int end_date:int = BusinessAwayMessageSchedule;`
     ///
     /// <https://core.telegram.org/type/BusinessAwayMessageSchedule>
-    public enum BusinessAwayMessageSchedule: TLSchemaDescribed, TLParsable {
+    public enum BusinessAwayMessageSchedule: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `businessAwayMessageScheduleAlways#c9b9e2b9 = BusinessAwayMessageSchedule;`
         ///
         /// <https://core.telegram.org/constructor/businessAwayMessageScheduleAlways>
@@ -1199,7 +1202,7 @@ extension Api {
     /// - `factCheck#b89bfccf flags:# need_check:flags.0?true country:flags.1?string text:flags.1?TextWithEntities hash:long = FactCheck;`
     ///
     /// <https://core.telegram.org/type/FactCheck>
-    public enum FactCheck: TLSchemaDescribed, TLParsable {
+    public enum FactCheck: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `factCheck#b89bfccf flags:# need_check:flags.0?true country:flags.1?string text:flags.1?TextWithEntities hash:long = FactCheck;`
         ///
         /// <https://core.telegram.org/constructor/factCheck>
@@ -1216,6 +1219,7 @@ extension Api {
             public let hash: Int64
             public var needCheck: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(needCheck: Bool = false, country: String? = nil, text: Api.TextWithEntities? = nil, hash: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: needCheck)
@@ -1299,7 +1303,7 @@ extension Api {
     /// - `botVerification#f93cd45c bot_id:long icon:long description:string = BotVerification;`
     ///
     /// <https://core.telegram.org/type/BotVerification>
-    public enum BotVerification: TLSchemaDescribed, TLParsable {
+    public enum BotVerification: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `botVerification#f93cd45c bot_id:long icon:long description:string = BotVerification;`
         ///
         /// <https://core.telegram.org/constructor/botVerification>
@@ -1374,7 +1378,7 @@ extension Api {
     /// - `starGiftAttributeOriginalDetails#e0bff26c flags:# sender_id:flags.0?Peer recipient_id:Peer date:int message:flags.1?TextWithEntities = StarGiftAttribute;`
     ///
     /// <https://core.telegram.org/type/StarGiftAttribute>
-    public enum StarGiftAttribute: TLSchemaDescribed, TLParsable {
+    public enum StarGiftAttribute: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starGiftAttributeModel#565251e2 flags:# crafted:flags.0?true name:string document:Document rarity:StarGiftAttributeRarity = StarGiftAttribute;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAttributeModel>
@@ -1403,6 +1407,7 @@ extension Api {
             public let rarity: Api.StarGiftAttributeRarity
             public var crafted: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(crafted: Bool = false, name: String, document: Api.Document, rarity: Api.StarGiftAttributeRarity) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: crafted)
@@ -1469,6 +1474,7 @@ extension Api {
             public let date: Int32
             public let message: Api.TextWithEntities?
 
+            @_optimize(none)
             public init(senderId: Api.Peer? = nil, recipientId: Api.Peer, date: Int32, message: Api.TextWithEntities? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: senderId != nil)
@@ -1635,6 +1641,7 @@ extension Api.functions.auth {
     /// `auth.resetAuthorizations#9fab0d1a = Bool;`
     ///
     /// <https://core.telegram.org/method/auth.resetAuthorizations>
+    @_optimize(none)
     public static func resetAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetAuthorizations(into: buffer)
@@ -1642,7 +1649,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.resetAuthorizations` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resetAuthorizations(into buffer: Buffer) {
         buffer.appendUInt32(0x9fab0d1a)
     }
@@ -1652,6 +1659,7 @@ extension Api.functions.account {
     /// `account.updateWebBrowserSettings#9adf82fe flags:# open_external_browser:flags.0?true display_close_button:flags.1?true = account.WebBrowserSettings;`
     ///
     /// <https://core.telegram.org/method/account.updateWebBrowserSettings>
+    @_optimize(none)
     public static func updateWebBrowserSettings(openExternalBrowser: Bool = false, displayCloseButton: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebBrowserSettings>) {
         let buffer = Buffer()
         updateWebBrowserSettings(into: buffer, openExternalBrowser: openExternalBrowser, displayCloseButton: displayCloseButton)
@@ -1659,7 +1667,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateWebBrowserSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateWebBrowserSettings(into buffer: Buffer, openExternalBrowser: Bool = false, displayCloseButton: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: openExternalBrowser)
@@ -1675,6 +1683,7 @@ extension Api.functions.messages {
     /// `messages.setTyping#58943ee2 flags:# peer:InputPeer top_msg_id:flags.0?int action:SendMessageAction = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.setTyping>
+    @_optimize(none)
     public static func setTyping(peer: Api.InputPeer, topMsgId: Int32? = nil, action: Api.SendMessageAction) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setTyping(into: buffer, peer: peer, topMsgId: topMsgId, action: action)
@@ -1682,7 +1691,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setTyping` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setTyping(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, action: Api.SendMessageAction) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -1702,6 +1711,7 @@ extension Api.functions.messages {
     /// `messages.discardEncryption#f393aea0 flags:# delete_history:flags.0?true chat_id:int = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.discardEncryption>
+    @_optimize(none)
     public static func discardEncryption(deleteHistory: Bool = false, chatId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         discardEncryption(into: buffer, deleteHistory: deleteHistory, chatId: chatId)
@@ -1709,7 +1719,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.discardEncryption` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func discardEncryption(into buffer: Buffer, deleteHistory: Bool = false, chatId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: deleteHistory)
@@ -1725,6 +1735,7 @@ extension Api.functions.messages {
     /// `messages.setEncryptedTyping#791451ed peer:InputEncryptedChat typing:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.setEncryptedTyping>
+    @_optimize(none)
     public static func setEncryptedTyping(peer: Api.InputEncryptedChat, typing: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setEncryptedTyping(into: buffer, peer: peer, typing: typing)
@@ -1732,7 +1743,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setEncryptedTyping` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setEncryptedTyping(into buffer: Buffer, peer: Api.InputEncryptedChat, typing: Bool) {
         buffer.appendUInt32(0x791451ed)
         peer.serialize(buffer, true)
@@ -1744,6 +1755,7 @@ extension Api.functions.messages {
     /// `messages.getAllStickers#b8a0a1a8 hash:long = messages.AllStickers;`
     ///
     /// <https://core.telegram.org/method/messages.getAllStickers>
+    @_optimize(none)
     public static func getAllStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AllStickers>) {
         let buffer = Buffer()
         getAllStickers(into: buffer, hash: hash)
@@ -1751,7 +1763,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAllStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAllStickers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xb8a0a1a8)
@@ -1764,6 +1776,7 @@ extension Api.functions.messages {
     /// `messages.getWebPagePreview#570d6f6f flags:# message:string entities:flags.3?Vector<MessageEntity> = messages.WebPagePreview;`
     ///
     /// <https://core.telegram.org/method/messages.getWebPagePreview>
+    @_optimize(none)
     public static func getWebPagePreview(message: String, entities: [Api.MessageEntity]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.WebPagePreview>) {
         let buffer = Buffer()
         getWebPagePreview(into: buffer, message: message, entities: entities)
@@ -1771,7 +1784,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getWebPagePreview` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getWebPagePreview(into buffer: Buffer, message: String, entities: [Api.MessageEntity]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x8, when: entities != nil)
@@ -1790,6 +1803,7 @@ extension Api.functions.messages {
     /// `messages.getAllDrafts#6a3f8d65 = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.getAllDrafts>
+    @_optimize(none)
     public static func getAllDrafts() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getAllDrafts(into: buffer)
@@ -1797,7 +1811,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAllDrafts` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAllDrafts(into buffer: Buffer) {
         buffer.appendUInt32(0x6a3f8d65)
     }
@@ -1807,6 +1821,7 @@ extension Api.functions.messages {
     /// `messages.faveSticker#b9ffc55b id:InputDocument unfave:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.faveSticker>
+    @_optimize(none)
     public static func faveSticker(id: Api.InputDocument, unfave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         faveSticker(into: buffer, id: id, unfave: unfave)
@@ -1814,7 +1829,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.faveSticker` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func faveSticker(into buffer: Buffer, id: Api.InputDocument, unfave: Bool) {
         buffer.appendUInt32(0xb9ffc55b)
         id.serialize(buffer, true)
@@ -1826,6 +1841,7 @@ extension Api.functions.messages {
     /// `messages.editChatAbout#def60797 peer:InputPeer about:string = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.editChatAbout>
+    @_optimize(none)
     public static func editChatAbout(peer: Api.InputPeer, about: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editChatAbout(into: buffer, peer: peer, about: about)
@@ -1833,7 +1849,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editChatAbout` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editChatAbout(into buffer: Buffer, peer: Api.InputPeer, about: String) {
         buffer.appendUInt32(0xdef60797)
         peer.serialize(buffer, true)
@@ -1845,6 +1861,7 @@ extension Api.functions.messages {
     /// `messages.getAttachMenuBot#77216192 bot:InputUser = AttachMenuBotsBot;`
     ///
     /// <https://core.telegram.org/method/messages.getAttachMenuBot>
+    @_optimize(none)
     public static func getAttachMenuBot(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AttachMenuBotsBot>) {
         let buffer = Buffer()
         getAttachMenuBot(into: buffer, bot: bot)
@@ -1852,7 +1869,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAttachMenuBot` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAttachMenuBot(into buffer: Buffer, bot: Api.InputUser) {
         buffer.appendUInt32(0x77216192)
         bot.serialize(buffer, true)
@@ -1863,6 +1880,7 @@ extension Api.functions.updates {
     /// `updates.getState#edd4882a = updates.State;`
     ///
     /// <https://core.telegram.org/method/updates.getState>
+    @_optimize(none)
     public static func getState() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.updates.State>) {
         let buffer = Buffer()
         getState(into: buffer)
@@ -1870,7 +1888,7 @@ extension Api.functions.updates {
     }
 
     /// Writes `updates.getState` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getState(into buffer: Buffer) {
         buffer.appendUInt32(0xedd4882a)
     }
@@ -1880,6 +1898,7 @@ extension Api.functions.help {
     /// `help.getAppUpdate#522d5a7d source:string = help.AppUpdate;`
     ///
     /// <https://core.telegram.org/method/help.getAppUpdate>
+    @_optimize(none)
     public static func getAppUpdate(source: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.AppUpdate>) {
         let buffer = Buffer()
         getAppUpdate(into: buffer, source: source)
@@ -1887,7 +1906,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getAppUpdate` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAppUpdate(into buffer: Buffer, source: String) {
         buffer.appendUInt32(0x522d5a7d)
         buffer.appendTLString(source)
@@ -1898,6 +1917,7 @@ extension Api.functions.channels {
     /// `channels.reportSpam#f44a8315 channel:InputChannel participant:InputPeer id:Vector<int> = Bool;`
     ///
     /// <https://core.telegram.org/method/channels.reportSpam>
+    @_optimize(none)
     public static func reportSpam(channel: Api.InputChannel, participant: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportSpam(into: buffer, channel: channel, participant: participant, id: id)
@@ -1905,7 +1925,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.reportSpam` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reportSpam(into buffer: Buffer, channel: Api.InputChannel, participant: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0xf44a8315)
         channel.serialize(buffer, true)
@@ -1918,6 +1938,7 @@ extension Api.functions.channels {
     /// `channels.joinChannel#7f6a1e22 channel:InputChannel = messages.ChatInviteJoinResult;`
     ///
     /// <https://core.telegram.org/method/channels.joinChannel>
+    @_optimize(none)
     public static func joinChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatInviteJoinResult>) {
         let buffer = Buffer()
         joinChannel(into: buffer, channel: channel)
@@ -1925,7 +1946,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.joinChannel` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func joinChannel(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0x7f6a1e22)
         channel.serialize(buffer, true)
@@ -1936,6 +1957,7 @@ extension Api.functions.channels {
     /// `channels.updateEmojiStatus#f0d3e6a8 channel:InputChannel emoji_status:EmojiStatus = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.updateEmojiStatus>
+    @_optimize(none)
     public static func updateEmojiStatus(channel: Api.InputChannel, emojiStatus: Api.EmojiStatus) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updateEmojiStatus(into: buffer, channel: channel, emojiStatus: emojiStatus)
@@ -1943,7 +1965,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.updateEmojiStatus` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateEmojiStatus(into buffer: Buffer, channel: Api.InputChannel, emojiStatus: Api.EmojiStatus) {
         buffer.appendUInt32(0xf0d3e6a8)
         channel.serialize(buffer, true)
@@ -1955,6 +1977,7 @@ extension Api.functions.payments {
     /// `payments.getBankCardData#2e79d779 number:string = payments.BankCardData;`
     ///
     /// <https://core.telegram.org/method/payments.getBankCardData>
+    @_optimize(none)
     public static func getBankCardData(number: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.BankCardData>) {
         let buffer = Buffer()
         getBankCardData(into: buffer, number: number)
@@ -1962,7 +1985,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getBankCardData` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getBankCardData(into buffer: Buffer, number: String) {
         buffer.appendUInt32(0x2e79d779)
         buffer.appendTLString(number)
@@ -1973,6 +1996,7 @@ extension Api.functions.payments {
     /// `payments.getStarsGiveawayOptions#bd1efd3e = Vector<StarsGiveawayOption>;`
     ///
     /// <https://core.telegram.org/method/payments.getStarsGiveawayOptions>
+    @_optimize(none)
     public static func getStarsGiveawayOptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StarsGiveawayOption]>) {
         let buffer = Buffer()
         getStarsGiveawayOptions(into: buffer)
@@ -1980,7 +2004,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsGiveawayOptions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarsGiveawayOptions(into buffer: Buffer) {
         buffer.appendUInt32(0xbd1efd3e)
     }
@@ -1990,6 +2014,7 @@ extension Api.functions.payments {
     /// `payments.toggleChatStarGiftNotifications#60eaefa1 flags:# enabled:flags.0?true peer:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/payments.toggleChatStarGiftNotifications>
+    @_optimize(none)
     public static func toggleChatStarGiftNotifications(enabled: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleChatStarGiftNotifications(into: buffer, enabled: enabled, peer: peer)
@@ -1997,7 +2022,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.toggleChatStarGiftNotifications` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleChatStarGiftNotifications(into buffer: Buffer, enabled: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: enabled)
@@ -2013,6 +2038,7 @@ extension Api.functions.payments {
     /// `payments.canPurchaseStore#4fdc5ea7 purpose:InputStorePaymentPurpose = Bool;`
     ///
     /// <https://core.telegram.org/method/payments.canPurchaseStore>
+    @_optimize(none)
     public static func canPurchaseStore(purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         canPurchaseStore(into: buffer, purpose: purpose)
@@ -2020,7 +2046,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.canPurchaseStore` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func canPurchaseStore(into buffer: Buffer, purpose: Api.InputStorePaymentPurpose) {
         buffer.appendUInt32(0x4fdc5ea7)
         purpose.serialize(buffer, true)
@@ -2031,6 +2057,7 @@ extension Api.functions.communities {
     /// `communities.togglePeerLinkRequestApproval#8c8219a8 flags:# reject:flags.0?true community:InputChannel peer:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/communities.togglePeerLinkRequestApproval>
+    @_optimize(none)
     public static func togglePeerLinkRequestApproval(reject: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePeerLinkRequestApproval(into: buffer, reject: reject, community: community, peer: peer)
@@ -2038,7 +2065,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.togglePeerLinkRequestApproval` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func togglePeerLinkRequestApproval(into buffer: Buffer, reject: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reject)

@@ -9,7 +9,7 @@ extension Api.messages {
     /// - `messages.chatFull#e5d7d19c full_chat:ChatFull chats:Vector<Chat> users:Vector<User> = messages.ChatFull;`
     ///
     /// <https://core.telegram.org/type/messages.ChatFull>
-    public enum ChatFull: TLSchemaDescribed, TLParsable {
+    public enum ChatFull: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.chatFull#e5d7d19c full_chat:ChatFull chats:Vector<Chat> users:Vector<User> = messages.ChatFull;`
         ///
         /// <https://core.telegram.org/constructor/messages.chatFull>
@@ -79,7 +79,7 @@ extension Api.contacts {
     /// - `contacts.resolvedPeer#7f077ad9 peer:Peer chats:Vector<Chat> users:Vector<User> = contacts.ResolvedPeer;`
     ///
     /// <https://core.telegram.org/type/contacts.ResolvedPeer>
-    public enum ResolvedPeer: TLSchemaDescribed, TLParsable {
+    public enum ResolvedPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `contacts.resolvedPeer#7f077ad9 peer:Peer chats:Vector<Chat> users:Vector<User> = contacts.ResolvedPeer;`
         ///
         /// <https://core.telegram.org/constructor/contacts.resolvedPeer>
@@ -150,7 +150,7 @@ extension Api {
     /// - `channelMessagesFilter#cd77d957 flags:# exclude_new_messages:flags.1?true ranges:Vector<MessageRange> = ChannelMessagesFilter;`
     ///
     /// <https://core.telegram.org/type/ChannelMessagesFilter>
-    public enum ChannelMessagesFilter: TLSchemaDescribed, TLParsable {
+    public enum ChannelMessagesFilter: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `channelMessagesFilterEmpty#94d42ee7 = ChannelMessagesFilter;`
         ///
         /// <https://core.telegram.org/constructor/channelMessagesFilterEmpty>
@@ -169,6 +169,7 @@ extension Api {
             public let ranges: [Api.MessageRange]
             public var excludeNewMessages: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(excludeNewMessages: Bool = false, ranges: [Api.MessageRange]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: excludeNewMessages)
@@ -238,7 +239,7 @@ extension Api.payments {
     /// - `payments.validatedRequestedInfo#d1451883 flags:# id:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = payments.ValidatedRequestedInfo;`
     ///
     /// <https://core.telegram.org/type/payments.ValidatedRequestedInfo>
-    public enum ValidatedRequestedInfo: TLSchemaDescribed, TLParsable {
+    public enum ValidatedRequestedInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.validatedRequestedInfo#d1451883 flags:# id:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = payments.ValidatedRequestedInfo;`
         ///
         /// <https://core.telegram.org/constructor/payments.validatedRequestedInfo>
@@ -253,6 +254,7 @@ extension Api.payments {
             public let id: String?
             public let shippingOptions: [Api.ShippingOption]?
 
+            @_optimize(none)
             public init(id: String? = nil, shippingOptions: [Api.ShippingOption]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: id != nil)
@@ -331,7 +333,7 @@ extension Api.account {
     /// - `account.tmpPassword#db64fd34 tmp_password:bytes valid_until:int = account.TmpPassword;`
     ///
     /// <https://core.telegram.org/type/account.TmpPassword>
-    public enum TmpPassword: TLSchemaDescribed, TLParsable {
+    public enum TmpPassword: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.tmpPassword#db64fd34 tmp_password:bytes valid_until:int = account.TmpPassword;`
         ///
         /// <https://core.telegram.org/constructor/account.tmpPassword>
@@ -397,7 +399,7 @@ extension Api.help {
     /// - `help.deepLinkInfo#6a4ee832 flags:# update_app:flags.0?true message:string entities:flags.1?Vector<MessageEntity> = help.DeepLinkInfo;`
     ///
     /// <https://core.telegram.org/type/help.DeepLinkInfo>
-    public enum DeepLinkInfo: TLSchemaDescribed, TLParsable {
+    public enum DeepLinkInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.deepLinkInfoEmpty#66afa166 = help.DeepLinkInfo;`
         ///
         /// <https://core.telegram.org/constructor/help.deepLinkInfoEmpty>
@@ -417,6 +419,7 @@ extension Api.help {
             public let entities: [Api.MessageEntity]?
             public var updateApp: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(updateApp: Bool = false, message: String, entities: [Api.MessageEntity]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: updateApp)
@@ -497,7 +500,7 @@ extension Api {
     /// - `theme#a00e67d6 flags:# creator:flags.0?true default:flags.1?true for_chat:flags.5?true id:long access_hash:long slug:string title:string document:flags.2?Document settings:flags.3?Vector<ThemeSettings> emoticon:flags.6?string installs_count:flags.4?int = Theme;`
     ///
     /// <https://core.telegram.org/type/Theme>
-    public enum Theme: TLSchemaDescribed, TLParsable {
+    public enum Theme: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `theme#a00e67d6 flags:# creator:flags.0?true default:flags.1?true for_chat:flags.5?true id:long access_hash:long slug:string title:string document:flags.2?Document settings:flags.3?Vector<ThemeSettings> emoticon:flags.6?string installs_count:flags.4?int = Theme;`
         ///
         /// <https://core.telegram.org/constructor/theme>
@@ -521,6 +524,7 @@ extension Api {
             public var `default`: Bool { tlFlagIsSet(flags, 0x2) }
             public var forChat: Bool { tlFlagIsSet(flags, 0x20) }
 
+            @_optimize(none)
             public init(creator: Bool = false, `default`: Bool = false, forChat: Bool = false, id: Int64, accessHash: Int64, slug: String, title: String, document: Api.Document? = nil, settings: [Api.ThemeSettings]? = nil, emoticon: String? = nil, installsCount: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: creator)
@@ -643,7 +647,7 @@ extension Api.account {
     /// - `account.chatThemes#be098173 flags:# hash:long themes:Vector<ChatTheme> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = account.ChatThemes;`
     ///
     /// <https://core.telegram.org/type/account.ChatThemes>
-    public enum ChatThemes: TLSchemaDescribed, TLParsable {
+    public enum ChatThemes: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.chatThemesNotModified#e011e1c4 = account.ChatThemes;`
         ///
         /// <https://core.telegram.org/constructor/account.chatThemesNotModified>
@@ -665,6 +669,7 @@ extension Api.account {
             public let users: [Api.User]
             public let nextOffset: String?
 
+            @_optimize(none)
             public init(hash: Int64, themes: [Api.ChatTheme], chats: [Api.Chat], users: [Api.User], nextOffset: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
@@ -773,7 +778,7 @@ extension Api {
     /// - `inputInvoiceStarGiftAuctionBid#1ecafa10 flags:# hide_name:flags.0?true update_bid:flags.2?true peer:flags.3?InputPeer gift_id:long bid_amount:long message:flags.1?TextWithEntities = InputInvoice;`
     ///
     /// <https://core.telegram.org/type/InputInvoice>
-    public enum InputInvoice: TLSchemaDescribed, TLParsable {
+    public enum InputInvoice: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputInvoiceMessage#c5b56859 peer:InputPeer msg_id:int = InputInvoice;`
         ///
         /// <https://core.telegram.org/constructor/inputInvoiceMessage>
@@ -906,6 +911,7 @@ extension Api {
             public var hideName: Bool { tlFlagIsSet(flags, 0x1) }
             public var includeUpgrade: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(hideName: Bool = false, includeUpgrade: Bool = false, peer: Api.InputPeer, giftId: Int64, message: Api.TextWithEntities? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: hideName)
@@ -934,6 +940,7 @@ extension Api {
             public let stargift: Api.InputSavedStarGift
             public var keepOriginalDetails: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(keepOriginalDetails: Bool = false, stargift: Api.InputSavedStarGift) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: keepOriginalDetails)
@@ -970,6 +977,7 @@ extension Api {
             public let months: Int32
             public let message: Api.TextWithEntities?
 
+            @_optimize(none)
             public init(userId: Api.InputUser, months: Int32, message: Api.TextWithEntities? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: message != nil)
@@ -1012,6 +1020,7 @@ extension Api {
             public var ton: Bool { tlFlagIsSet(flags, 0x1) }
             public var showName: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(ton: Bool = false, showName: Bool = false, slug: String, toId: Api.InputPeer, message: Api.TextWithEntities? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: ton)
@@ -1079,6 +1088,7 @@ extension Api {
             public var hideName: Bool { tlFlagIsSet(flags, 0x1) }
             public var updateBid: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(hideName: Bool = false, updateBid: Bool = false, peer: Api.InputPeer? = nil, giftId: Int64, bidAmount: Int64, message: Api.TextWithEntities? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: hideName)
@@ -1438,7 +1448,7 @@ extension Api {
     /// - `readParticipantDate#4a4ff172 user_id:long date:int = ReadParticipantDate;`
     ///
     /// <https://core.telegram.org/type/ReadParticipantDate>
-    public enum ReadParticipantDate: TLSchemaDescribed, TLParsable {
+    public enum ReadParticipantDate: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `readParticipantDate#4a4ff172 user_id:long date:int = ReadParticipantDate;`
         ///
         /// <https://core.telegram.org/constructor/readParticipantDate>
@@ -1505,7 +1515,7 @@ extension Api.payments {
     /// - `payments.checkedGiftCode#eb983f8f flags:# via_giveaway:flags.2?true from_id:flags.4?Peer giveaway_msg_id:flags.3?int to_id:flags.0?long date:int days:int used_date:flags.1?int chats:Vector<Chat> users:Vector<User> = payments.CheckedGiftCode;`
     ///
     /// <https://core.telegram.org/type/payments.CheckedGiftCode>
-    public enum CheckedGiftCode: TLSchemaDescribed, TLParsable {
+    public enum CheckedGiftCode: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.checkedGiftCode#eb983f8f flags:# via_giveaway:flags.2?true from_id:flags.4?Peer giveaway_msg_id:flags.3?int to_id:flags.0?long date:int days:int used_date:flags.1?int chats:Vector<Chat> users:Vector<User> = payments.CheckedGiftCode;`
         ///
         /// <https://core.telegram.org/constructor/payments.checkedGiftCode>
@@ -1527,6 +1537,7 @@ extension Api.payments {
             public let users: [Api.User]
             public var viaGiveaway: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(viaGiveaway: Bool = false, fromId: Api.Peer? = nil, giveawayMsgId: Int32? = nil, toId: Int64? = nil, date: Int32, days: Int32, usedDate: Int32? = nil, chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: viaGiveaway)
@@ -1648,7 +1659,7 @@ extension Api {
     /// - `inputBusinessBotRecipients#c4e5921e flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> exclude_users:flags.6?Vector<InputUser> = InputBusinessBotRecipients;`
     ///
     /// <https://core.telegram.org/type/InputBusinessBotRecipients>
-    public enum InputBusinessBotRecipients: TLSchemaDescribed, TLParsable {
+    public enum InputBusinessBotRecipients: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputBusinessBotRecipients#c4e5921e flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> exclude_users:flags.6?Vector<InputUser> = InputBusinessBotRecipients;`
         ///
         /// <https://core.telegram.org/constructor/inputBusinessBotRecipients>
@@ -1668,6 +1679,7 @@ extension Api {
             public var nonContacts: Bool { tlFlagIsSet(flags, 0x8) }
             public var excludeSelected: Bool { tlFlagIsSet(flags, 0x20) }
 
+            @_optimize(none)
             public init(existingChats: Bool = false, newChats: Bool = false, contacts: Bool = false, nonContacts: Bool = false, excludeSelected: Bool = false, users: [Api.InputUser]? = nil, excludeUsers: [Api.InputUser]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: existingChats)
@@ -1752,7 +1764,7 @@ extension Api {
     /// - `reactionNotificationsFromAll#4b9e22a0 = ReactionNotificationsFrom;`
     ///
     /// <https://core.telegram.org/type/ReactionNotificationsFrom>
-    public enum ReactionNotificationsFrom: TLSchemaDescribed, TLParsable {
+    public enum ReactionNotificationsFrom: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `reactionNotificationsFromContacts#bac3a61a = ReactionNotificationsFrom;`
         ///
         /// <https://core.telegram.org/constructor/reactionNotificationsFromContacts>
@@ -1804,7 +1816,7 @@ extension Api {
     /// - `messageReactor#4ba3a95a flags:# top:flags.0?true my:flags.1?true anonymous:flags.2?true peer_id:flags.3?Peer count:int = MessageReactor;`
     ///
     /// <https://core.telegram.org/type/MessageReactor>
-    public enum MessageReactor: TLSchemaDescribed, TLParsable {
+    public enum MessageReactor: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messageReactor#4ba3a95a flags:# top:flags.0?true my:flags.1?true anonymous:flags.2?true peer_id:flags.3?Peer count:int = MessageReactor;`
         ///
         /// <https://core.telegram.org/constructor/messageReactor>
@@ -1822,6 +1834,7 @@ extension Api {
             public var my: Bool { tlFlagIsSet(flags, 0x2) }
             public var anonymous: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(top: Bool = false, my: Bool = false, anonymous: Bool = false, peerId: Api.Peer? = nil, count: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: top)
@@ -1897,7 +1910,7 @@ extension Api {
     /// - `inputChatThemeUniqueGift#87e5dfe4 slug:string = InputChatTheme;`
     ///
     /// <https://core.telegram.org/type/InputChatTheme>
-    public enum InputChatTheme: TLSchemaDescribed, TLParsable {
+    public enum InputChatTheme: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputChatThemeEmpty#83268483 = InputChatTheme;`
         ///
         /// <https://core.telegram.org/constructor/inputChatThemeEmpty>
@@ -1997,7 +2010,7 @@ extension Api.payments {
     /// - `payments.starGiftActiveAuctions#aef6abbc auctions:Vector<StarGiftActiveAuctionState> users:Vector<User> chats:Vector<Chat> = payments.StarGiftActiveAuctions;`
     ///
     /// <https://core.telegram.org/type/payments.StarGiftActiveAuctions>
-    public enum StarGiftActiveAuctions: TLSchemaDescribed, TLParsable {
+    public enum StarGiftActiveAuctions: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.starGiftActiveAuctionsNotModified#db33dad0 = payments.StarGiftActiveAuctions;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftActiveAuctionsNotModified>
@@ -2078,7 +2091,7 @@ extension Api.bots {
     /// - `bots.exportedBotToken#3c60b621 token:string = bots.ExportedBotToken;`
     ///
     /// <https://core.telegram.org/type/bots.ExportedBotToken>
-    public enum ExportedBotToken: TLSchemaDescribed, TLParsable {
+    public enum ExportedBotToken: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `bots.exportedBotToken#3c60b621 token:string = bots.ExportedBotToken;`
         ///
         /// <https://core.telegram.org/constructor/bots.exportedBotToken>
@@ -2136,6 +2149,7 @@ extension Api.functions.account {
     /// `account.getTheme#3a5869ec format:string theme:InputTheme = Theme;`
     ///
     /// <https://core.telegram.org/method/account.getTheme>
+    @_optimize(none)
     public static func getTheme(format: String, theme: Api.InputTheme) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Theme>) {
         let buffer = Buffer()
         getTheme(into: buffer, format: format, theme: theme)
@@ -2143,7 +2157,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getTheme` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getTheme(into buffer: Buffer, format: String, theme: Api.InputTheme) {
         buffer.appendUInt32(0x3a5869ec)
         buffer.appendTLString(format)
@@ -2155,6 +2169,7 @@ extension Api.functions.account {
     /// `account.updateConnectedBot#66a08c7e flags:# deleted:flags.1?true rights:flags.0?BusinessBotRights bot:InputUser recipients:InputBusinessBotRecipients = Updates;`
     ///
     /// <https://core.telegram.org/method/account.updateConnectedBot>
+    @_optimize(none)
     public static func updateConnectedBot(deleted: Bool = false, rights: Api.BusinessBotRights? = nil, bot: Api.InputUser, recipients: Api.InputBusinessBotRecipients) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updateConnectedBot(into: buffer, deleted: deleted, rights: rights, bot: bot, recipients: recipients)
@@ -2162,7 +2177,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateConnectedBot` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateConnectedBot(into buffer: Buffer, deleted: Bool = false, rights: Api.BusinessBotRights? = nil, bot: Api.InputUser, recipients: Api.InputBusinessBotRecipients) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: deleted)
@@ -2181,6 +2196,7 @@ extension Api.functions.account {
     /// `account.getConnectedBots#4ea4c80f = account.ConnectedBots;`
     ///
     /// <https://core.telegram.org/method/account.getConnectedBots>
+    @_optimize(none)
     public static func getConnectedBots() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ConnectedBots>) {
         let buffer = Buffer()
         getConnectedBots(into: buffer)
@@ -2188,7 +2204,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getConnectedBots` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getConnectedBots(into buffer: Buffer) {
         buffer.appendUInt32(0x4ea4c80f)
     }
@@ -2198,6 +2214,7 @@ extension Api.functions.messages {
     /// `messages.setBotCallbackAnswer#d58f130a flags:# alert:flags.1?true query_id:long message:flags.0?string url:flags.2?string cache_time:int = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.setBotCallbackAnswer>
+    @_optimize(none)
     public static func setBotCallbackAnswer(alert: Bool = false, queryId: Int64, message: String? = nil, url: String? = nil, cacheTime: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotCallbackAnswer(into: buffer, alert: alert, queryId: queryId, message: message, url: url, cacheTime: cacheTime)
@@ -2205,7 +2222,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setBotCallbackAnswer` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setBotCallbackAnswer(into buffer: Buffer, alert: Bool = false, queryId: Int64, message: String? = nil, url: String? = nil, cacheTime: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: alert)
@@ -2230,6 +2247,7 @@ extension Api.functions.messages {
     /// `messages.setBotPrecheckoutResults#09c2dd95 flags:# success:flags.1?true query_id:long error:flags.0?string = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.setBotPrecheckoutResults>
+    @_optimize(none)
     public static func setBotPrecheckoutResults(success: Bool = false, queryId: Int64, error: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotPrecheckoutResults(into: buffer, success: success, queryId: queryId, error: error)
@@ -2237,7 +2255,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setBotPrecheckoutResults` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setBotPrecheckoutResults(into buffer: Buffer, success: Bool = false, queryId: Int64, error: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: success)
@@ -2257,6 +2275,7 @@ extension Api.functions.messages {
     /// `messages.getFavedStickers#04f1aaa9 hash:long = messages.FavedStickers;`
     ///
     /// <https://core.telegram.org/method/messages.getFavedStickers>
+    @_optimize(none)
     public static func getFavedStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FavedStickers>) {
         let buffer = Buffer()
         getFavedStickers(into: buffer, hash: hash)
@@ -2264,7 +2283,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getFavedStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getFavedStickers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x04f1aaa9)
@@ -2277,6 +2296,7 @@ extension Api.functions.messages {
     /// `messages.savePreparedInlineMessage#f21f7f2f flags:# result:InputBotInlineResult user_id:InputUser peer_types:flags.0?Vector<InlineQueryPeerType> = messages.BotPreparedInlineMessage;`
     ///
     /// <https://core.telegram.org/method/messages.savePreparedInlineMessage>
+    @_optimize(none)
     public static func savePreparedInlineMessage(result: Api.InputBotInlineResult, userId: Api.InputUser, peerTypes: [Api.InlineQueryPeerType]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotPreparedInlineMessage>) {
         let buffer = Buffer()
         savePreparedInlineMessage(into: buffer, result: result, userId: userId, peerTypes: peerTypes)
@@ -2284,7 +2304,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.savePreparedInlineMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func savePreparedInlineMessage(into buffer: Buffer, result: Api.InputBotInlineResult, userId: Api.InputUser, peerTypes: [Api.InlineQueryPeerType]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: peerTypes != nil)
@@ -2304,6 +2324,7 @@ extension Api.functions.help {
     /// `help.acceptTermsOfService#ee72f79a id:DataJSON = Bool;`
     ///
     /// <https://core.telegram.org/method/help.acceptTermsOfService>
+    @_optimize(none)
     public static func acceptTermsOfService(id: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         acceptTermsOfService(into: buffer, id: id)
@@ -2311,7 +2332,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.acceptTermsOfService` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func acceptTermsOfService(into buffer: Buffer, id: Api.DataJSON) {
         buffer.appendUInt32(0xee72f79a)
         id.serialize(buffer, true)
@@ -2322,6 +2343,7 @@ extension Api.functions.channels {
     /// `channels.updateColor#d8aa3671 flags:# for_profile:flags.1?true channel:InputChannel color:flags.2?int background_emoji_id:flags.0?long = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.updateColor>
+    @_optimize(none)
     public static func updateColor(forProfile: Bool = false, channel: Api.InputChannel, color: Int32? = nil, backgroundEmojiId: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updateColor(into: buffer, forProfile: forProfile, channel: channel, color: color, backgroundEmojiId: backgroundEmojiId)
@@ -2329,7 +2351,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.updateColor` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateColor(into buffer: Buffer, forProfile: Bool = false, channel: Api.InputChannel, color: Int32? = nil, backgroundEmojiId: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: forProfile)
@@ -2355,6 +2377,7 @@ extension Api.functions.payments {
     /// `payments.getStarsTopupOptions#c00ec7d3 = Vector<StarsTopupOption>;`
     ///
     /// <https://core.telegram.org/method/payments.getStarsTopupOptions>
+    @_optimize(none)
     public static func getStarsTopupOptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StarsTopupOption]>) {
         let buffer = Buffer()
         getStarsTopupOptions(into: buffer)
@@ -2362,7 +2385,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsTopupOptions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarsTopupOptions(into buffer: Buffer) {
         buffer.appendUInt32(0xc00ec7d3)
     }
@@ -2372,6 +2395,7 @@ extension Api.functions.payments {
     /// `payments.getSavedStarGift#b455a106 stargift:Vector<InputSavedStarGift> = payments.SavedStarGifts;`
     ///
     /// <https://core.telegram.org/method/payments.getSavedStarGift>
+    @_optimize(none)
     public static func getSavedStarGift(stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedStarGifts>) {
         let buffer = Buffer()
         getSavedStarGift(into: buffer, stargift: stargift)
@@ -2379,7 +2403,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getSavedStarGift` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSavedStarGift(into buffer: Buffer, stargift: [Api.InputSavedStarGift]) {
         buffer.appendUInt32(0xb455a106)
         buffer.appendVector(stargift, boxed: true)
@@ -2390,6 +2414,7 @@ extension Api.functions.langpack {
     /// `langpack.getLanguages#42c6978f lang_pack:string = Vector<LangPackLanguage>;`
     ///
     /// <https://core.telegram.org/method/langpack.getLanguages>
+    @_optimize(none)
     public static func getLanguages(langPack: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.LangPackLanguage]>) {
         let buffer = Buffer()
         getLanguages(into: buffer, langPack: langPack)
@@ -2397,7 +2422,7 @@ extension Api.functions.langpack {
     }
 
     /// Writes `langpack.getLanguages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getLanguages(into buffer: Buffer, langPack: String) {
         buffer.appendUInt32(0x42c6978f)
         buffer.appendTLString(langPack)

@@ -11,7 +11,7 @@ extension Api {
     /// - `inputChatPhoto#8953ad37 id:InputPhoto = InputChatPhoto;`
     ///
     /// <https://core.telegram.org/type/InputChatPhoto>
-    public enum InputChatPhoto: TLSchemaDescribed, TLParsable {
+    public enum InputChatPhoto: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputChatPhotoEmpty#1ca48f57 = InputChatPhoto;`
         ///
         /// <https://core.telegram.org/constructor/inputChatPhotoEmpty>
@@ -36,6 +36,7 @@ extension Api {
             public let videoStartTs: Double?
             public let videoEmojiMarkup: Api.VideoSize?
 
+            @_optimize(none)
             public init(file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: file != nil)
@@ -168,7 +169,7 @@ extension Api {
     /// - `community#65efe954 flags:# creator:flags.0?true left:flags.2?true min:flags.12?true flags2:# collapsed_in_dialogs:flags2.20?true id:long access_hash:flags.13?long title:string photo:ChatPhoto date:int admin_rights:flags.14?ChatAdminRights default_banned_rights:flags.18?ChatBannedRights = Chat;`
     ///
     /// <https://core.telegram.org/type/Chat>
-    public enum Chat: TLSchemaDescribed, TLParsable {
+    public enum Chat: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatEmpty#29562865 id:long = Chat;`
         ///
         /// <https://core.telegram.org/constructor/chatEmpty>
@@ -231,6 +232,7 @@ extension Api {
             public var callNotEmpty: Bool { tlFlagIsSet(flags, 0x1000000) }
             public var noforwards: Bool { tlFlagIsSet(flags, 0x2000000) }
 
+            @_optimize(none)
             public init(creator: Bool = false, left: Bool = false, deactivated: Bool = false, callActive: Bool = false, callNotEmpty: Bool = false, noforwards: Bool = false, id: Int64, title: String, photo: Api.ChatPhoto, participantsCount: Int32, date: Int32, version: Int32, migratedTo: Api.InputChannel? = nil, adminRights: Api.ChatAdminRights? = nil, defaultBannedRights: Api.ChatBannedRights? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: creator)
@@ -341,6 +343,7 @@ extension Api {
             /// `restricted` shares its bit with value fields: set exactly when they are.
             public var restricted: Bool { restrictionReason != nil }
 
+            @_optimize(none)
             public init(creator: Bool = false, left: Bool = false, broadcast: Bool = false, verified: Bool = false, megagroup: Bool = false, signatures: Bool = false, min: Bool = false, scam: Bool = false, hasLink: Bool = false, hasGeo: Bool = false, slowmodeEnabled: Bool = false, callActive: Bool = false, callNotEmpty: Bool = false, fake: Bool = false, gigagroup: Bool = false, noforwards: Bool = false, joinToSend: Bool = false, joinRequest: Bool = false, forum: Bool = false, storiesHidden: Bool = false, storiesHiddenMin: Bool = false, storiesUnavailable: Bool = false, signatureProfiles: Bool = false, autotranslation: Bool = false, broadcastMessagesAllowed: Bool = false, monoforum: Bool = false, forumTabs: Bool = false, id: Int64, accessHash: Int64? = nil, title: String, username: String? = nil, photo: Api.ChatPhoto, date: Int32, restrictionReason: [Api.RestrictionReason]? = nil, adminRights: Api.ChatAdminRights? = nil, bannedRights: Api.ChatBannedRights? = nil, defaultBannedRights: Api.ChatBannedRights? = nil, participantsCount: Int32? = nil, usernames: [Api.Username]? = nil, storiesMaxId: Api.RecentStory? = nil, color: Api.PeerColor? = nil, profileColor: Api.PeerColor? = nil, emojiStatus: Api.EmojiStatus? = nil, level: Int32? = nil, subscriptionUntilDate: Int32? = nil, botVerificationIcon: Int64? = nil, sendPaidMessagesStars: Int64? = nil, linkedMonoforumId: Int64? = nil, linkedCommunityId: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: creator)
@@ -457,6 +460,7 @@ extension Api {
             public var megagroup: Bool { tlFlagIsSet(flags, 0x100) }
             public var monoforum: Bool { tlFlagIsSet(flags, 0x400) }
 
+            @_optimize(none)
             public init(broadcast: Bool = false, megagroup: Bool = false, monoforum: Bool = false, id: Int64, accessHash: Int64, title: String, untilDate: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x20, when: broadcast)
@@ -489,6 +493,7 @@ extension Api {
             public let accessHash: Int64?
             public let title: String
 
+            @_optimize(none)
             public init(id: Int64, accessHash: Int64? = nil, title: String) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2000, when: accessHash != nil)
@@ -526,6 +531,7 @@ extension Api {
             public var min: Bool { tlFlagIsSet(flags, 0x1000) }
             public var collapsedInDialogs: Bool { tlFlagIsSet(flags2, 0x100000) }
 
+            @_optimize(none)
             public init(creator: Bool = false, left: Bool = false, min: Bool = false, collapsedInDialogs: Bool = false, id: Int64, accessHash: Int64? = nil, title: String, photo: Api.ChatPhoto, date: Int32, adminRights: Api.ChatAdminRights? = nil, defaultBannedRights: Api.ChatBannedRights? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: creator)
@@ -967,7 +973,7 @@ extension Api {
     /// - `userFull#06cbe645 flags:# blocked:flags.0?true phone_calls_available:flags.4?true phone_calls_private:flags.5?true can_pin_message:flags.7?true has_scheduled:flags.12?true video_calls_available:flags.13?true voice_messages_forbidden:flags.20?true translations_disabled:flags.23?true stories_pinned_available:flags.26?true blocked_my_stories_from:flags.27?true wallpaper_overridden:flags.28?true contact_require_premium:flags.29?true read_dates_private:flags.30?true flags2:# sponsored_enabled:flags2.7?true can_view_revenue:flags2.9?true bot_can_manage_emoji_status:flags2.10?true display_gifts_button:flags2.16?true noforwards_my_enabled:flags2.23?true noforwards_peer_enabled:flags2.24?true unofficial_security_risk:flags2.26?true id:long about:flags.1?string settings:PeerSettings personal_photo:flags.21?Photo profile_photo:flags.2?Photo fallback_photo:flags.22?Photo notify_settings:PeerNotifySettings bot_info:flags.3?BotInfo pinned_msg_id:flags.6?int common_chats_count:int folder_id:flags.11?int ttl_period:flags.14?int theme:flags.15?ChatTheme private_forward_name:flags.16?string bot_group_admin_rights:flags.17?ChatAdminRights bot_broadcast_admin_rights:flags.18?ChatAdminRights wallpaper:flags.24?WallPaper stories:flags.25?PeerStories business_work_hours:flags2.0?BusinessWorkHours business_location:flags2.1?BusinessLocation business_greeting_message:flags2.2?BusinessGreetingMessage business_away_message:flags2.3?BusinessAwayMessage business_intro:flags2.4?BusinessIntro birthday:flags2.5?Birthday personal_channel_id:flags2.6?long personal_channel_message:flags2.6?int stargifts_count:flags2.8?int starref_program:flags2.11?StarRefProgram bot_verification:flags2.12?BotVerification send_paid_messages_stars:flags2.14?long disallowed_gifts:flags2.15?DisallowedGiftsSettings stars_rating:flags2.17?StarsRating stars_my_pending_rating:flags2.18?StarsRating stars_my_pending_rating_date:flags2.18?int main_tab:flags2.20?ProfileTab saved_music:flags2.21?Document note:flags2.22?TextWithEntities bot_manager_id:flags2.25?long = UserFull;`
     ///
     /// <https://core.telegram.org/type/UserFull>
-    public enum UserFull: TLSchemaDescribed, TLParsable {
+    public enum UserFull: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `userFull#06cbe645 flags:# blocked:flags.0?true phone_calls_available:flags.4?true phone_calls_private:flags.5?true can_pin_message:flags.7?true has_scheduled:flags.12?true video_calls_available:flags.13?true voice_messages_forbidden:flags.20?true translations_disabled:flags.23?true stories_pinned_available:flags.26?true blocked_my_stories_from:flags.27?true wallpaper_overridden:flags.28?true contact_require_premium:flags.29?true read_dates_private:flags.30?true flags2:# sponsored_enabled:flags2.7?true can_view_revenue:flags2.9?true bot_can_manage_emoji_status:flags2.10?true display_gifts_button:flags2.16?true noforwards_my_enabled:flags2.23?true noforwards_peer_enabled:flags2.24?true unofficial_security_risk:flags2.26?true id:long about:flags.1?string settings:PeerSettings personal_photo:flags.21?Photo profile_photo:flags.2?Photo fallback_photo:flags.22?Photo notify_settings:PeerNotifySettings bot_info:flags.3?BotInfo pinned_msg_id:flags.6?int common_chats_count:int folder_id:flags.11?int ttl_period:flags.14?int theme:flags.15?ChatTheme private_forward_name:flags.16?string bot_group_admin_rights:flags.17?ChatAdminRights bot_broadcast_admin_rights:flags.18?ChatAdminRights wallpaper:flags.24?WallPaper stories:flags.25?PeerStories business_work_hours:flags2.0?BusinessWorkHours business_location:flags2.1?BusinessLocation business_greeting_message:flags2.2?BusinessGreetingMessage business_away_message:flags2.3?BusinessAwayMessage business_intro:flags2.4?BusinessIntro birthday:flags2.5?Birthday personal_channel_id:flags2.6?long personal_channel_message:flags2.6?int stargifts_count:flags2.8?int starref_program:flags2.11?StarRefProgram bot_verification:flags2.12?BotVerification send_paid_messages_stars:flags2.14?long disallowed_gifts:flags2.15?DisallowedGiftsSettings stars_rating:flags2.17?StarsRating stars_my_pending_rating:flags2.18?StarsRating stars_my_pending_rating_date:flags2.18?int main_tab:flags2.20?ProfileTab saved_music:flags2.21?Document note:flags2.22?TextWithEntities bot_manager_id:flags2.25?long = UserFull;`
         ///
         /// <https://core.telegram.org/constructor/userFull>
@@ -1040,6 +1046,7 @@ extension Api {
             public var noforwardsPeerEnabled: Bool { tlFlagIsSet(flags2, 0x1000000) }
             public var unofficialSecurityRisk: Bool { tlFlagIsSet(flags2, 0x4000000) }
 
+            @_optimize(none)
             public init(blocked: Bool = false, phoneCallsAvailable: Bool = false, phoneCallsPrivate: Bool = false, canPinMessage: Bool = false, hasScheduled: Bool = false, videoCallsAvailable: Bool = false, voiceMessagesForbidden: Bool = false, translationsDisabled: Bool = false, storiesPinnedAvailable: Bool = false, blockedMyStoriesFrom: Bool = false, wallpaperOverridden: Bool = false, contactRequirePremium: Bool = false, readDatesPrivate: Bool = false, sponsoredEnabled: Bool = false, canViewRevenue: Bool = false, botCanManageEmojiStatus: Bool = false, displayGiftsButton: Bool = false, noforwardsMyEnabled: Bool = false, noforwardsPeerEnabled: Bool = false, unofficialSecurityRisk: Bool = false, id: Int64, about: String? = nil, settings: Api.PeerSettings, personalPhoto: Api.Photo? = nil, profilePhoto: Api.Photo? = nil, fallbackPhoto: Api.Photo? = nil, notifySettings: Api.PeerNotifySettings, botInfo: Api.BotInfo? = nil, pinnedMsgId: Int32? = nil, commonChatsCount: Int32, folderId: Int32? = nil, ttlPeriod: Int32? = nil, theme: Api.ChatTheme? = nil, privateForwardName: String? = nil, botGroupAdminRights: Api.ChatAdminRights? = nil, botBroadcastAdminRights: Api.ChatAdminRights? = nil, wallpaper: Api.WallPaper? = nil, stories: Api.PeerStories? = nil, businessWorkHours: Api.BusinessWorkHours? = nil, businessLocation: Api.BusinessLocation? = nil, businessGreetingMessage: Api.BusinessGreetingMessage? = nil, businessAwayMessage: Api.BusinessAwayMessage? = nil, businessIntro: Api.BusinessIntro? = nil, birthday: Api.Birthday? = nil, personalChannelId: Int64? = nil, personalChannelMessage: Int32? = nil, stargiftsCount: Int32? = nil, starrefProgram: Api.StarRefProgram? = nil, botVerification: Api.BotVerification? = nil, sendPaidMessagesStars: Int64? = nil, disallowedGifts: Api.DisallowedGiftsSettings? = nil, starsRating: Api.StarsRating? = nil, starsMyPendingRating: Api.StarsRating? = nil, starsMyPendingRatingDate: Int32? = nil, mainTab: Api.ProfileTab? = nil, savedMusic: Api.Document? = nil, note: Api.TextWithEntities? = nil, botManagerId: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: blocked)
@@ -1475,7 +1482,7 @@ extension Api.help {
     /// - `help.support#17c6b5f6 phone_number:string user:User = help.Support;`
     ///
     /// <https://core.telegram.org/type/help.Support>
-    public enum Support: TLSchemaDescribed, TLParsable {
+    public enum Support: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.support#17c6b5f6 phone_number:string user:User = help.Support;`
         ///
         /// <https://core.telegram.org/constructor/help.support>
@@ -1551,7 +1558,7 @@ extension Api {
     /// - `inputPrivacyValueDisallowBots#c4e57915 = InputPrivacyRule;`
     ///
     /// <https://core.telegram.org/type/InputPrivacyRule>
-    public enum InputPrivacyRule: TLSchemaDescribed, TLParsable {
+    public enum InputPrivacyRule: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputPrivacyValueAllowContacts#0d09e07b = InputPrivacyRule;`
         ///
         /// <https://core.telegram.org/constructor/inputPrivacyValueAllowContacts>
@@ -1785,7 +1792,7 @@ extension Api {
     /// - `maskCoords#aed6dbb2 n:int x:double y:double zoom:double = MaskCoords;`
     ///
     /// <https://core.telegram.org/type/MaskCoords>
-    public enum MaskCoords: TLSchemaDescribed, TLParsable {
+    public enum MaskCoords: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `maskCoords#aed6dbb2 n:int x:double y:double zoom:double = MaskCoords;`
         ///
         /// <https://core.telegram.org/constructor/maskCoords>
@@ -1862,7 +1869,7 @@ extension Api {
     /// - `langPackDifference#f385c1f6 lang_code:string from_version:int version:int strings:Vector<LangPackString> = LangPackDifference;`
     ///
     /// <https://core.telegram.org/type/LangPackDifference>
-    public enum LangPackDifference: TLSchemaDescribed, TLParsable {
+    public enum LangPackDifference: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `langPackDifference#f385c1f6 lang_code:string from_version:int version:int strings:Vector<LangPackString> = LangPackDifference;`
         ///
         /// <https://core.telegram.org/constructor/langPackDifference>
@@ -1939,7 +1946,7 @@ extension Api {
     /// - `inputSecureValue#db21d0a7 flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?InputSecureFile reverse_side:flags.2?InputSecureFile selfie:flags.3?InputSecureFile translation:flags.6?Vector<InputSecureFile> files:flags.4?Vector<InputSecureFile> plain_data:flags.5?SecurePlainData = InputSecureValue;`
     ///
     /// <https://core.telegram.org/type/InputSecureValue>
-    public enum InputSecureValue: TLSchemaDescribed, TLParsable {
+    public enum InputSecureValue: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputSecureValue#db21d0a7 flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?InputSecureFile reverse_side:flags.2?InputSecureFile selfie:flags.3?InputSecureFile translation:flags.6?Vector<InputSecureFile> files:flags.4?Vector<InputSecureFile> plain_data:flags.5?SecurePlainData = InputSecureValue;`
         ///
         /// <https://core.telegram.org/constructor/inputSecureValue>
@@ -1960,6 +1967,7 @@ extension Api {
             public let files: [Api.InputSecureFile]?
             public let plainData: Api.SecurePlainData?
 
+            @_optimize(none)
             public init(type: Api.SecureValueType, data: Api.SecureData? = nil, frontSide: Api.InputSecureFile? = nil, reverseSide: Api.InputSecureFile? = nil, selfie: Api.InputSecureFile? = nil, translation: [Api.InputSecureFile]? = nil, files: [Api.InputSecureFile]? = nil, plainData: Api.SecurePlainData? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: data != nil)
@@ -2089,7 +2097,7 @@ extension Api.help {
     /// - `help.userInfo#01eb3758 message:string entities:Vector<MessageEntity> author:string date:int = help.UserInfo;`
     ///
     /// <https://core.telegram.org/type/help.UserInfo>
-    public enum UserInfo: TLSchemaDescribed, TLParsable {
+    public enum UserInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.userInfoEmpty#f3ae2eed = help.UserInfo;`
         ///
         /// <https://core.telegram.org/constructor/help.userInfoEmpty>
@@ -2175,7 +2183,7 @@ extension Api.messages {
     /// - `messages.searchCounter#e844ebff flags:# inexact:flags.1?true filter:MessagesFilter count:int = messages.SearchCounter;`
     ///
     /// <https://core.telegram.org/type/messages.SearchCounter>
-    public enum SearchCounter: TLSchemaDescribed, TLParsable {
+    public enum SearchCounter: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.searchCounter#e844ebff flags:# inexact:flags.1?true filter:MessagesFilter count:int = messages.SearchCounter;`
         ///
         /// <https://core.telegram.org/constructor/messages.searchCounter>
@@ -2191,6 +2199,7 @@ extension Api.messages {
             public let count: Int32
             public var inexact: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(inexact: Bool = false, filter: Api.MessagesFilter, count: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: inexact)
@@ -2260,7 +2269,7 @@ extension Api {
     /// - `dialogFilterChatlist#96537bd7 flags:# has_my_invites:flags.26?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> = DialogFilter;`
     ///
     /// <https://core.telegram.org/type/DialogFilter>
-    public enum DialogFilter: TLSchemaDescribed, TLParsable {
+    public enum DialogFilter: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `dialogFilter#aa472651 flags:# contacts:flags.0?true non_contacts:flags.1?true groups:flags.2?true broadcasts:flags.3?true bots:flags.4?true exclude_muted:flags.11?true exclude_read:flags.12?true exclude_archived:flags.13?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> exclude_peers:Vector<InputPeer> = DialogFilter;`
         ///
         /// <https://core.telegram.org/constructor/dialogFilter>
@@ -2297,6 +2306,7 @@ extension Api {
             public var excludeArchived: Bool { tlFlagIsSet(flags, 0x2000) }
             public var titleNoanimate: Bool { tlFlagIsSet(flags, 0x10000000) }
 
+            @_optimize(none)
             public init(contacts: Bool = false, nonContacts: Bool = false, groups: Bool = false, broadcasts: Bool = false, bots: Bool = false, excludeMuted: Bool = false, excludeRead: Bool = false, excludeArchived: Bool = false, titleNoanimate: Bool = false, id: Int32, title: Api.TextWithEntities, emoticon: String? = nil, color: Int32? = nil, pinnedPeers: [Api.InputPeer], includePeers: [Api.InputPeer], excludePeers: [Api.InputPeer]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: contacts)
@@ -2347,6 +2357,7 @@ extension Api {
             public var hasMyInvites: Bool { tlFlagIsSet(flags, 0x4000000) }
             public var titleNoanimate: Bool { tlFlagIsSet(flags, 0x10000000) }
 
+            @_optimize(none)
             public init(hasMyInvites: Bool = false, titleNoanimate: Bool = false, id: Int32, title: Api.TextWithEntities, emoticon: String? = nil, color: Int32? = nil, pinnedPeers: [Api.InputPeer], includePeers: [Api.InputPeer]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4000000, when: hasMyInvites)
@@ -2503,7 +2514,7 @@ extension Api.messages {
     /// - `messages.chatAdminsWithInvites#b69b72d7 admins:Vector<ChatAdminWithInvites> users:Vector<User> = messages.ChatAdminsWithInvites;`
     ///
     /// <https://core.telegram.org/type/messages.ChatAdminsWithInvites>
-    public enum ChatAdminsWithInvites: TLSchemaDescribed, TLParsable {
+    public enum ChatAdminsWithInvites: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.chatAdminsWithInvites#b69b72d7 admins:Vector<ChatAdminWithInvites> users:Vector<User> = messages.ChatAdminsWithInvites;`
         ///
         /// <https://core.telegram.org/constructor/messages.chatAdminsWithInvites>
@@ -2568,7 +2579,7 @@ extension Api {
     /// - `messagePeerReaction#8c79b63c flags:# big:flags.0?true unread:flags.1?true my:flags.2?true peer_id:Peer date:int reaction:Reaction = MessagePeerReaction;`
     ///
     /// <https://core.telegram.org/type/MessagePeerReaction>
-    public enum MessagePeerReaction: TLSchemaDescribed, TLParsable {
+    public enum MessagePeerReaction: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messagePeerReaction#8c79b63c flags:# big:flags.0?true unread:flags.1?true my:flags.2?true peer_id:Peer date:int reaction:Reaction = MessagePeerReaction;`
         ///
         /// <https://core.telegram.org/constructor/messagePeerReaction>
@@ -2587,6 +2598,7 @@ extension Api {
             public var unread: Bool { tlFlagIsSet(flags, 0x2) }
             public var my: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(big: Bool = false, unread: Bool = false, my: Bool = false, peerId: Api.Peer, date: Int32, reaction: Api.Reaction) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: big)
@@ -2662,7 +2674,7 @@ extension Api {
     /// - `messageExtendedMedia#ee479c64 media:MessageMedia = MessageExtendedMedia;`
     ///
     /// <https://core.telegram.org/type/MessageExtendedMedia>
-    public enum MessageExtendedMedia: TLSchemaDescribed, TLParsable {
+    public enum MessageExtendedMedia: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messageExtendedMediaPreview#ad628cc8 flags:# w:flags.0?int h:flags.0?int thumb:flags.1?PhotoSize video_duration:flags.2?int = MessageExtendedMedia;`
         ///
         /// <https://core.telegram.org/constructor/messageExtendedMediaPreview>
@@ -2683,6 +2695,7 @@ extension Api {
             public let thumb: Api.PhotoSize?
             public let videoDuration: Int32?
 
+            @_optimize(none)
             public init(w: Int32? = nil, h: Int32? = nil, thumb: Api.PhotoSize? = nil, videoDuration: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: w != nil && h != nil)
@@ -2806,7 +2819,7 @@ extension Api {
     /// - `inputCollectiblePhone#a2e214a4 phone:string = InputCollectible;`
     ///
     /// <https://core.telegram.org/type/InputCollectible>
-    public enum InputCollectible: TLSchemaDescribed, TLParsable {
+    public enum InputCollectible: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputCollectibleUsername#e39460a9 username:string = InputCollectible;`
         ///
         /// <https://core.telegram.org/constructor/inputCollectibleUsername>
@@ -2894,7 +2907,7 @@ extension Api.account {
     /// - `account.businessChatLinks#ec43a2d1 links:Vector<BusinessChatLink> chats:Vector<Chat> users:Vector<User> = account.BusinessChatLinks;`
     ///
     /// <https://core.telegram.org/type/account.BusinessChatLinks>
-    public enum BusinessChatLinks: TLSchemaDescribed, TLParsable {
+    public enum BusinessChatLinks: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.businessChatLinks#ec43a2d1 links:Vector<BusinessChatLink> chats:Vector<Chat> users:Vector<User> = account.BusinessChatLinks;`
         ///
         /// <https://core.telegram.org/constructor/account.businessChatLinks>
@@ -2964,7 +2977,7 @@ extension Api.account {
     /// - `account.resolvedBusinessChatLinks#9a23af21 flags:# peer:Peer message:string entities:flags.0?Vector<MessageEntity> chats:Vector<Chat> users:Vector<User> = account.ResolvedBusinessChatLinks;`
     ///
     /// <https://core.telegram.org/type/account.ResolvedBusinessChatLinks>
-    public enum ResolvedBusinessChatLinks: TLSchemaDescribed, TLParsable {
+    public enum ResolvedBusinessChatLinks: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.resolvedBusinessChatLinks#9a23af21 flags:# peer:Peer message:string entities:flags.0?Vector<MessageEntity> chats:Vector<Chat> users:Vector<User> = account.ResolvedBusinessChatLinks;`
         ///
         /// <https://core.telegram.org/constructor/account.resolvedBusinessChatLinks>
@@ -2982,6 +2995,7 @@ extension Api.account {
             public let chats: [Api.Chat]
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(peer: Api.Peer, message: String, entities: [Api.MessageEntity]? = nil, chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: entities != nil)
@@ -3069,7 +3083,7 @@ extension Api {
     /// - `reactionsNotifySettings#71e4ea58 flags:# messages_notify_from:flags.0?ReactionNotificationsFrom stories_notify_from:flags.1?ReactionNotificationsFrom poll_votes_notify_from:flags.2?ReactionNotificationsFrom sound:NotificationSound show_previews:Bool = ReactionsNotifySettings;`
     ///
     /// <https://core.telegram.org/type/ReactionsNotifySettings>
-    public enum ReactionsNotifySettings: TLSchemaDescribed, TLParsable {
+    public enum ReactionsNotifySettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `reactionsNotifySettings#71e4ea58 flags:# messages_notify_from:flags.0?ReactionNotificationsFrom stories_notify_from:flags.1?ReactionNotificationsFrom poll_votes_notify_from:flags.2?ReactionNotificationsFrom sound:NotificationSound show_previews:Bool = ReactionsNotifySettings;`
         ///
         /// <https://core.telegram.org/constructor/reactionsNotifySettings>
@@ -3087,6 +3101,7 @@ extension Api {
             public let sound: Api.NotificationSound
             public let showPreviews: Bool
 
+            @_optimize(none)
             public init(messagesNotifyFrom: Api.ReactionNotificationsFrom? = nil, storiesNotifyFrom: Api.ReactionNotificationsFrom? = nil, pollVotesNotifyFrom: Api.ReactionNotificationsFrom? = nil, sound: Api.NotificationSound, showPreviews: Bool) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: messagesNotifyFrom != nil)
@@ -3180,7 +3195,7 @@ extension Api.payments {
     /// - `payments.starGiftUpgradeAttributes#46c6e36f attributes:Vector<StarGiftAttribute> = payments.StarGiftUpgradeAttributes;`
     ///
     /// <https://core.telegram.org/type/payments.StarGiftUpgradeAttributes>
-    public enum StarGiftUpgradeAttributes: TLSchemaDescribed, TLParsable {
+    public enum StarGiftUpgradeAttributes: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.starGiftUpgradeAttributes#46c6e36f attributes:Vector<StarGiftAttribute> = payments.StarGiftUpgradeAttributes;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftUpgradeAttributes>
@@ -3238,6 +3253,7 @@ extension Api.functions.auth {
     /// `auth.requestPasswordRecovery#d897bc66 = auth.PasswordRecovery;`
     ///
     /// <https://core.telegram.org/method/auth.requestPasswordRecovery>
+    @_optimize(none)
     public static func requestPasswordRecovery() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.PasswordRecovery>) {
         let buffer = Buffer()
         requestPasswordRecovery(into: buffer)
@@ -3245,7 +3261,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.requestPasswordRecovery` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func requestPasswordRecovery(into buffer: Buffer) {
         buffer.appendUInt32(0xd897bc66)
     }
@@ -3255,6 +3271,7 @@ extension Api.functions.account {
     /// `account.getTmpPassword#449e0b51 password:InputCheckPasswordSRP period:int = account.TmpPassword;`
     ///
     /// <https://core.telegram.org/method/account.getTmpPassword>
+    @_optimize(none)
     public static func getTmpPassword(password: Api.InputCheckPasswordSRP, period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.TmpPassword>) {
         let buffer = Buffer()
         getTmpPassword(into: buffer, password: password, period: period)
@@ -3262,7 +3279,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getTmpPassword` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getTmpPassword(into buffer: Buffer, password: Api.InputCheckPasswordSRP, period: Int32) {
         buffer.appendUInt32(0x449e0b51)
         password.serialize(buffer, true)
@@ -3274,6 +3291,7 @@ extension Api.functions.account {
     /// `account.getWebAuthorizations#182e6d6f = account.WebAuthorizations;`
     ///
     /// <https://core.telegram.org/method/account.getWebAuthorizations>
+    @_optimize(none)
     public static func getWebAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebAuthorizations>) {
         let buffer = Buffer()
         getWebAuthorizations(into: buffer)
@@ -3281,7 +3299,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getWebAuthorizations` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getWebAuthorizations(into buffer: Buffer) {
         buffer.appendUInt32(0x182e6d6f)
     }
@@ -3291,6 +3309,7 @@ extension Api.functions.account {
     /// `account.updateTheme#2bf40ccc flags:# format:string theme:InputTheme slug:flags.0?string title:flags.1?string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;`
     ///
     /// <https://core.telegram.org/method/account.updateTheme>
+    @_optimize(none)
     public static func updateTheme(format: String, theme: Api.InputTheme, slug: String? = nil, title: String? = nil, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Theme>) {
         let buffer = Buffer()
         updateTheme(into: buffer, format: format, theme: theme, slug: slug, title: title, document: document, settings: settings)
@@ -3298,7 +3317,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateTheme` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateTheme(into buffer: Buffer, format: String, theme: Api.InputTheme, slug: String? = nil, title: String? = nil, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: slug != nil)
@@ -3328,6 +3347,7 @@ extension Api.functions.contacts {
     /// `contacts.unblock#b550d328 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/contacts.unblock>
+    @_optimize(none)
     public static func unblock(myStoriesFrom: Bool = false, id: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         unblock(into: buffer, myStoriesFrom: myStoriesFrom, id: id)
@@ -3335,7 +3355,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.unblock` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func unblock(into buffer: Buffer, myStoriesFrom: Bool = false, id: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: myStoriesFrom)
@@ -3351,6 +3371,7 @@ extension Api.functions.contacts {
     /// `contacts.getSponsoredPeers#b6c8c393 q:string = contacts.SponsoredPeers;`
     ///
     /// <https://core.telegram.org/method/contacts.getSponsoredPeers>
+    @_optimize(none)
     public static func getSponsoredPeers(q: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.SponsoredPeers>) {
         let buffer = Buffer()
         getSponsoredPeers(into: buffer, q: q)
@@ -3358,7 +3379,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getSponsoredPeers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSponsoredPeers(into buffer: Buffer, q: String) {
         buffer.appendUInt32(0xb6c8c393)
         buffer.appendTLString(q)
@@ -3369,6 +3390,7 @@ extension Api.functions.messages {
     /// `messages.getDialogs#a0f4cb4f flags:# exclude_pinned:flags.0?true folder_id:flags.1?int offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.Dialogs;`
     ///
     /// <https://core.telegram.org/method/messages.getDialogs>
+    @_optimize(none)
     public static func getDialogs(excludePinned: Bool = false, folderId: Int32? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Dialogs>) {
         let buffer = Buffer()
         getDialogs(into: buffer, excludePinned: excludePinned, folderId: folderId, offsetDate: offsetDate, offsetId: offsetId, offsetPeer: offsetPeer, limit: limit, hash: hash)
@@ -3376,7 +3398,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDialogs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDialogs(into buffer: Buffer, excludePinned: Bool = false, folderId: Int32? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: excludePinned)
@@ -3402,6 +3424,7 @@ extension Api.functions.messages {
     /// `messages.deleteHistory#b08f922a flags:# just_clear:flags.0?true revoke:flags.1?true peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;`
     ///
     /// <https://core.telegram.org/method/messages.deleteHistory>
+    @_optimize(none)
     public static func deleteHistory(justClear: Bool = false, revoke: Bool = false, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         deleteHistory(into: buffer, justClear: justClear, revoke: revoke, peer: peer, maxId: maxId, minDate: minDate, maxDate: maxDate)
@@ -3409,7 +3432,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteHistory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteHistory(into buffer: Buffer, justClear: Bool = false, revoke: Bool = false, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: justClear)
@@ -3437,6 +3460,7 @@ extension Api.functions.messages {
     /// `messages.forwardMessages#13704a7c flags:# silent:flags.5?true background:flags.6?true with_my_score:flags.8?true drop_author:flags.11?true drop_media_captions:flags.12?true noforwards:flags.14?true allow_paid_floodskip:flags.19?true from_ephemeral:flags.25?true from_peer:InputPeer id:Vector<int> random_id:Vector<long> to_peer:InputPeer top_msg_id:flags.9?int reply_to:flags.22?InputReplyTo schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long video_timestamp:flags.20?int allow_paid_stars:flags.21?long suggested_post:flags.23?SuggestedPost = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.forwardMessages>
+    @_optimize(none)
     public static func forwardMessages(silent: Bool = false, background: Bool = false, withMyScore: Bool = false, dropAuthor: Bool = false, dropMediaCaptions: Bool = false, noforwards: Bool = false, allowPaidFloodskip: Bool = false, fromEphemeral: Bool = false, fromPeer: Api.InputPeer, id: [Int32], randomId: [Int64], toPeer: Api.InputPeer, topMsgId: Int32? = nil, replyTo: Api.InputReplyTo? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, videoTimestamp: Int32? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         forwardMessages(into: buffer, silent: silent, background: background, withMyScore: withMyScore, dropAuthor: dropAuthor, dropMediaCaptions: dropMediaCaptions, noforwards: noforwards, allowPaidFloodskip: allowPaidFloodskip, fromEphemeral: fromEphemeral, fromPeer: fromPeer, id: id, randomId: randomId, toPeer: toPeer, topMsgId: topMsgId, replyTo: replyTo, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, videoTimestamp: videoTimestamp, allowPaidStars: allowPaidStars, suggestedPost: suggestedPost)
@@ -3444,7 +3468,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.forwardMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func forwardMessages(into buffer: Buffer, silent: Bool = false, background: Bool = false, withMyScore: Bool = false, dropAuthor: Bool = false, dropMediaCaptions: Bool = false, noforwards: Bool = false, allowPaidFloodskip: Bool = false, fromEphemeral: Bool = false, fromPeer: Api.InputPeer, id: [Int32], randomId: [Int64], toPeer: Api.InputPeer, topMsgId: Int32? = nil, replyTo: Api.InputReplyTo? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, videoTimestamp: Int32? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x20, when: silent)
@@ -3506,6 +3530,7 @@ extension Api.functions.messages {
     /// `messages.editChatAdmin#a85bd1c2 chat_id:long user_id:InputUser is_admin:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.editChatAdmin>
+    @_optimize(none)
     public static func editChatAdmin(chatId: Int64, userId: Api.InputUser, isAdmin: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editChatAdmin(into: buffer, chatId: chatId, userId: userId, isAdmin: isAdmin)
@@ -3513,7 +3538,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editChatAdmin` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editChatAdmin(into buffer: Buffer, chatId: Int64, userId: Api.InputUser, isAdmin: Bool) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xa85bd1c2)
@@ -3528,6 +3553,7 @@ extension Api.functions.messages {
     /// `messages.getRecentLocations#702a40e0 peer:InputPeer limit:int hash:long = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.getRecentLocations>
+    @_optimize(none)
     public static func getRecentLocations(peer: Api.InputPeer, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getRecentLocations(into: buffer, peer: peer, limit: limit, hash: hash)
@@ -3535,7 +3561,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getRecentLocations` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getRecentLocations(into buffer: Buffer, peer: Api.InputPeer, limit: Int32, hash: Int64) {
         buffer.appendUInt32(0x702a40e0)
         peer.serialize(buffer, true)
@@ -3550,6 +3576,7 @@ extension Api.functions.messages {
     /// `messages.startHistoryImport#b43df344 peer:InputPeer import_id:long = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.startHistoryImport>
+    @_optimize(none)
     public static func startHistoryImport(peer: Api.InputPeer, importId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         startHistoryImport(into: buffer, peer: peer, importId: importId)
@@ -3557,7 +3584,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.startHistoryImport` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func startHistoryImport(into buffer: Buffer, peer: Api.InputPeer, importId: Int64) {
         buffer.appendUInt32(0xb43df344)
         peer.serialize(buffer, true)
@@ -3569,6 +3596,7 @@ extension Api.functions.messages {
     /// `messages.getTopReactions#bb8125ba limit:int hash:long = messages.Reactions;`
     ///
     /// <https://core.telegram.org/method/messages.getTopReactions>
+    @_optimize(none)
     public static func getTopReactions(limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Reactions>) {
         let buffer = Buffer()
         getTopReactions(into: buffer, limit: limit, hash: hash)
@@ -3576,7 +3604,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getTopReactions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getTopReactions(into buffer: Buffer, limit: Int32, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0xbb8125ba)
@@ -3590,6 +3618,7 @@ extension Api.functions.messages {
     /// `messages.getDefaultTagReactions#bdf93428 hash:long = messages.Reactions;`
     ///
     /// <https://core.telegram.org/method/messages.getDefaultTagReactions>
+    @_optimize(none)
     public static func getDefaultTagReactions(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Reactions>) {
         let buffer = Buffer()
         getDefaultTagReactions(into: buffer, hash: hash)
@@ -3597,7 +3626,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDefaultTagReactions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDefaultTagReactions(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xbdf93428)
@@ -3610,6 +3639,7 @@ extension Api.functions.messages {
     /// `messages.getOutboxReadDate#8c4bfe5d peer:InputPeer msg_id:int = OutboxReadDate;`
     ///
     /// <https://core.telegram.org/method/messages.getOutboxReadDate>
+    @_optimize(none)
     public static func getOutboxReadDate(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.OutboxReadDate>) {
         let buffer = Buffer()
         getOutboxReadDate(into: buffer, peer: peer, msgId: msgId)
@@ -3617,7 +3647,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getOutboxReadDate` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getOutboxReadDate(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0x8c4bfe5d)
         peer.serialize(buffer, true)
@@ -3629,6 +3659,7 @@ extension Api.functions.messages {
     /// `messages.getEmojiStickerGroups#1dd840f5 hash:int = messages.EmojiGroups;`
     ///
     /// <https://core.telegram.org/method/messages.getEmojiStickerGroups>
+    @_optimize(none)
     public static func getEmojiStickerGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
         let buffer = Buffer()
         getEmojiStickerGroups(into: buffer, hash: hash)
@@ -3636,7 +3667,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiStickerGroups` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getEmojiStickerGroups(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x1dd840f5)
@@ -3649,6 +3680,7 @@ extension Api.functions.messages {
     /// `messages.editChatParticipantRank#a00f32b0 peer:InputPeer participant:InputPeer rank:string = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.editChatParticipantRank>
+    @_optimize(none)
     public static func editChatParticipantRank(peer: Api.InputPeer, participant: Api.InputPeer, rank: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editChatParticipantRank(into: buffer, peer: peer, participant: participant, rank: rank)
@@ -3656,7 +3688,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editChatParticipantRank` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editChatParticipantRank(into buffer: Buffer, peer: Api.InputPeer, participant: Api.InputPeer, rank: String) {
         buffer.appendUInt32(0xa00f32b0)
         peer.serialize(buffer, true)
@@ -3669,6 +3701,7 @@ extension Api.functions.bots {
     /// `bots.answerWebhookJSONQuery#e6213f4d query_id:long data:DataJSON = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.answerWebhookJSONQuery>
+    @_optimize(none)
     public static func answerWebhookJSONQuery(queryId: Int64, data: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         answerWebhookJSONQuery(into: buffer, queryId: queryId, data: data)
@@ -3676,7 +3709,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.answerWebhookJSONQuery` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func answerWebhookJSONQuery(into buffer: Buffer, queryId: Int64, data: Api.DataJSON) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xe6213f4d)
@@ -3690,6 +3723,7 @@ extension Api.functions.bots {
     /// `bots.getBotCommands#e34c0dd6 scope:BotCommandScope lang_code:string = Vector<BotCommand>;`
     ///
     /// <https://core.telegram.org/method/bots.getBotCommands>
+    @_optimize(none)
     public static func getBotCommands(scope: Api.BotCommandScope, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.BotCommand]>) {
         let buffer = Buffer()
         getBotCommands(into: buffer, scope: scope, langCode: langCode)
@@ -3697,7 +3731,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getBotCommands` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getBotCommands(into buffer: Buffer, scope: Api.BotCommandScope, langCode: String) {
         buffer.appendUInt32(0xe34c0dd6)
         scope.serialize(buffer, true)
@@ -3709,6 +3743,7 @@ extension Api.functions.phone {
     /// `phone.saveCallLog#41248786 peer:InputPhoneCall file:InputFile = Bool;`
     ///
     /// <https://core.telegram.org/method/phone.saveCallLog>
+    @_optimize(none)
     public static func saveCallLog(peer: Api.InputPhoneCall, file: Api.InputFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveCallLog(into: buffer, peer: peer, file: file)
@@ -3716,7 +3751,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.saveCallLog` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveCallLog(into buffer: Buffer, peer: Api.InputPhoneCall, file: Api.InputFile) {
         buffer.appendUInt32(0x41248786)
         peer.serialize(buffer, true)
@@ -3728,6 +3763,7 @@ extension Api.functions.stats {
     /// `stats.getMessageStats#b6e0a3f5 flags:# dark:flags.0?true channel:InputChannel msg_id:int = stats.MessageStats;`
     ///
     /// <https://core.telegram.org/method/stats.getMessageStats>
+    @_optimize(none)
     public static func getMessageStats(dark: Bool = false, channel: Api.InputChannel, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.MessageStats>) {
         let buffer = Buffer()
         getMessageStats(into: buffer, dark: dark, channel: channel, msgId: msgId)
@@ -3735,7 +3771,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getMessageStats` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMessageStats(into buffer: Buffer, dark: Bool = false, channel: Api.InputChannel, msgId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -3752,6 +3788,7 @@ extension Api.functions.stories {
     /// `stories.getAlbumStories#ac806d61 peer:InputPeer album_id:int offset:int limit:int = stories.Stories;`
     ///
     /// <https://core.telegram.org/method/stories.getAlbumStories>
+    @_optimize(none)
     public static func getAlbumStories(peer: Api.InputPeer, albumId: Int32, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
         let buffer = Buffer()
         getAlbumStories(into: buffer, peer: peer, albumId: albumId, offset: offset, limit: limit)
@@ -3759,7 +3796,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getAlbumStories` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAlbumStories(into buffer: Buffer, peer: Api.InputPeer, albumId: Int32, offset: Int32, limit: Int32) {
         buffer.appendUInt32(0xac806d61)
         peer.serialize(buffer, true)
@@ -3775,6 +3812,7 @@ extension Api.functions.communities {
     /// `communities.getJoinedCommunities#a663e830 = messages.Chats;`
     ///
     /// <https://core.telegram.org/method/communities.getJoinedCommunities>
+    @_optimize(none)
     public static func getJoinedCommunities() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getJoinedCommunities(into: buffer)
@@ -3782,7 +3820,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.getJoinedCommunities` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getJoinedCommunities(into buffer: Buffer) {
         buffer.appendUInt32(0xa663e830)
     }
@@ -3792,6 +3830,7 @@ extension Api.functions.ephemeral {
     /// `ephemeral.getWelcomeMessages#db9ac18d peer:InputPeer hash:long = ephemeral.WelcomeMessages;`
     ///
     /// <https://core.telegram.org/method/ephemeral.getWelcomeMessages>
+    @_optimize(none)
     public static func getWelcomeMessages(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ephemeral.WelcomeMessages>) {
         let buffer = Buffer()
         getWelcomeMessages(into: buffer, peer: peer, hash: hash)
@@ -3799,7 +3838,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.getWelcomeMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getWelcomeMessages(into buffer: Buffer, peer: Api.InputPeer, hash: Int64) {
         buffer.appendUInt32(0xdb9ac18d)
         peer.serialize(buffer, true)

@@ -9,7 +9,7 @@ extension Api {
     /// - `null#56730bcc = Null;`
     ///
     /// <https://core.telegram.org/type/Null>
-    public enum Null: TLSchemaDescribed, TLParsable {
+    public enum Null: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `null#56730bcc = Null;`
         ///
         /// <https://core.telegram.org/constructor/null>
@@ -55,7 +55,7 @@ extension Api {
     /// - `userStatusLastMonth#65899777 flags:# by_me:flags.0?true = UserStatus;`
     ///
     /// <https://core.telegram.org/type/UserStatus>
-    public enum UserStatus: TLSchemaDescribed, TLParsable {
+    public enum UserStatus: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `userStatusEmpty#09d05049 = UserStatus;`
         ///
         /// <https://core.telegram.org/constructor/userStatusEmpty>
@@ -111,6 +111,7 @@ extension Api {
             public let flags: Int32
             public var byMe: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(byMe: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: byMe)
@@ -130,6 +131,7 @@ extension Api {
             public let flags: Int32
             public var byMe: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(byMe: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: byMe)
@@ -149,6 +151,7 @@ extension Api {
             public let flags: Int32
             public var byMe: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(byMe: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: byMe)
@@ -280,7 +283,7 @@ extension Api.auth {
     /// - `auth.sentCodePaymentRequired#f8827ebf store_product:string phone_code_hash:string support_email_address:string support_email_subject:string premium_days:int currency:string amount:long = auth.SentCode;`
     ///
     /// <https://core.telegram.org/type/auth.SentCode>
-    public enum SentCode: TLSchemaDescribed, TLParsable {
+    public enum SentCode: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `auth.sentCode#5e002502 flags:# type:auth.SentCodeType phone_code_hash:string next_type:flags.1?auth.CodeType timeout:flags.2?int = auth.SentCode;`
         ///
         /// <https://core.telegram.org/constructor/auth.sentCode>
@@ -305,6 +308,7 @@ extension Api.auth {
             public let nextType: Api.auth.CodeType?
             public let timeout: Int32?
 
+            @_optimize(none)
             public init(type: Api.auth.SentCodeType, phoneCodeHash: String, nextType: Api.auth.CodeType? = nil, timeout: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: nextType != nil)
@@ -473,7 +477,7 @@ extension Api.messages {
     /// - `messages.allStickers#cdbbcebb hash:long sets:Vector<StickerSet> = messages.AllStickers;`
     ///
     /// <https://core.telegram.org/type/messages.AllStickers>
-    public enum AllStickers: TLSchemaDescribed, TLParsable {
+    public enum AllStickers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.allStickersNotModified#e86602c3 = messages.AllStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.allStickersNotModified>
@@ -551,7 +555,7 @@ extension Api.account {
     /// - `account.authorizations#4bff8ea0 authorization_ttl_days:int authorizations:Vector<Authorization> = account.Authorizations;`
     ///
     /// <https://core.telegram.org/type/account.Authorizations>
-    public enum Authorizations: TLSchemaDescribed, TLParsable {
+    public enum Authorizations: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.authorizations#4bff8ea0 authorization_ttl_days:int authorizations:Vector<Authorization> = account.Authorizations;`
         ///
         /// <https://core.telegram.org/constructor/account.authorizations>
@@ -621,7 +625,7 @@ extension Api {
     /// - `inputBotInlineResultGame#4fa417f2 id:string short_name:string send_message:InputBotInlineMessage = InputBotInlineResult;`
     ///
     /// <https://core.telegram.org/type/InputBotInlineResult>
-    public enum InputBotInlineResult: TLSchemaDescribed, TLParsable {
+    public enum InputBotInlineResult: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputBotInlineResult#88bf9319 flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?InputWebDocument content:flags.5?InputWebDocument send_message:InputBotInlineMessage = InputBotInlineResult;`
         ///
         /// <https://core.telegram.org/constructor/inputBotInlineResult>
@@ -654,6 +658,7 @@ extension Api {
             public let content: Api.InputWebDocument?
             public let sendMessage: Api.InputBotInlineMessage
 
+            @_optimize(none)
             public init(id: String, type: String, title: String? = nil, description: String? = nil, url: String? = nil, thumb: Api.InputWebDocument? = nil, content: Api.InputWebDocument? = nil, sendMessage: Api.InputBotInlineMessage) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: title != nil)
@@ -715,6 +720,7 @@ extension Api {
             public let document: Api.InputDocument
             public let sendMessage: Api.InputBotInlineMessage
 
+            @_optimize(none)
             public init(id: String, type: String, title: String? = nil, description: String? = nil, document: Api.InputDocument, sendMessage: Api.InputBotInlineMessage) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: title != nil)
@@ -936,7 +942,7 @@ extension Api {
     /// - `inputClientProxy#75588b3f address:string port:int = InputClientProxy;`
     ///
     /// <https://core.telegram.org/type/InputClientProxy>
-    public enum InputClientProxy: TLSchemaDescribed, TLParsable {
+    public enum InputClientProxy: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputClientProxy#75588b3f address:string port:int = InputClientProxy;`
         ///
         /// <https://core.telegram.org/constructor/inputClientProxy>
@@ -1002,7 +1008,7 @@ extension Api.account {
     /// - `account.themes#9a3d8c6d hash:long themes:Vector<Theme> = account.Themes;`
     ///
     /// <https://core.telegram.org/type/account.Themes>
-    public enum Themes: TLSchemaDescribed, TLParsable {
+    public enum Themes: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.themesNotModified#f41eb622 = account.Themes;`
         ///
         /// <https://core.telegram.org/constructor/account.themesNotModified>
@@ -1080,7 +1086,7 @@ extension Api {
     /// - `messageReplies#83d60fc2 flags:# comments:flags.0?true replies:int replies_pts:int recent_repliers:flags.1?Vector<Peer> channel_id:flags.0?long max_id:flags.2?int read_max_id:flags.3?int = MessageReplies;`
     ///
     /// <https://core.telegram.org/type/MessageReplies>
-    public enum MessageReplies: TLSchemaDescribed, TLParsable {
+    public enum MessageReplies: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messageReplies#83d60fc2 flags:# comments:flags.0?true replies:int replies_pts:int recent_repliers:flags.1?Vector<Peer> channel_id:flags.0?long max_id:flags.2?int read_max_id:flags.3?int = MessageReplies;`
         ///
         /// <https://core.telegram.org/constructor/messageReplies>
@@ -1101,6 +1107,7 @@ extension Api {
             /// `comments` shares its bit with value fields: set exactly when they are.
             public var comments: Bool { channelId != nil }
 
+            @_optimize(none)
             public init(replies: Int32, repliesPts: Int32, recentRepliers: [Api.Peer]? = nil, channelId: Int64? = nil, maxId: Int32? = nil, readMaxId: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: recentRepliers != nil)
@@ -1214,7 +1221,7 @@ extension Api {
     /// - `groupCall#efb2b617 flags:# join_muted:flags.1?true can_change_join_muted:flags.2?true join_date_asc:flags.6?true schedule_start_subscribed:flags.8?true can_start_video:flags.9?true record_video_active:flags.11?true rtmp_stream:flags.12?true listeners_hidden:flags.13?true conference:flags.14?true creator:flags.15?true messages_enabled:flags.17?true can_change_messages_enabled:flags.18?true min:flags.19?true id:long access_hash:long participants_count:int title:flags.3?string stream_dc_id:flags.4?int record_start_date:flags.5?int schedule_date:flags.7?int unmuted_video_count:flags.10?int unmuted_video_limit:int version:int invite_link:flags.16?string send_paid_messages_stars:flags.20?long default_send_as:flags.21?Peer = GroupCall;`
     ///
     /// <https://core.telegram.org/type/GroupCall>
-    public enum GroupCall: TLSchemaDescribed, TLParsable {
+    public enum GroupCall: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `groupCallDiscarded#7780bcb4 id:long access_hash:long duration:int = GroupCall;`
         ///
         /// <https://core.telegram.org/constructor/groupCallDiscarded>
@@ -1272,6 +1279,7 @@ extension Api {
             public var canChangeMessagesEnabled: Bool { tlFlagIsSet(flags, 0x40000) }
             public var min: Bool { tlFlagIsSet(flags, 0x80000) }
 
+            @_optimize(none)
             public init(joinMuted: Bool = false, canChangeJoinMuted: Bool = false, joinDateAsc: Bool = false, scheduleStartSubscribed: Bool = false, canStartVideo: Bool = false, recordVideoActive: Bool = false, rtmpStream: Bool = false, listenersHidden: Bool = false, conference: Bool = false, creator: Bool = false, messagesEnabled: Bool = false, canChangeMessagesEnabled: Bool = false, min: Bool = false, id: Int64, accessHash: Int64, participantsCount: Int32, title: String? = nil, streamDcId: Int32? = nil, recordStartDate: Int32? = nil, scheduleDate: Int32? = nil, unmutedVideoCount: Int32? = nil, unmutedVideoLimit: Int32, version: Int32, inviteLink: String? = nil, sendPaidMessagesStars: Int64? = nil, defaultSendAs: Api.Peer? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: joinMuted)
@@ -1477,7 +1485,7 @@ extension Api.channels {
     /// - `channels.sendAsPeers#f496b0c6 peers:Vector<SendAsPeer> chats:Vector<Chat> users:Vector<User> = channels.SendAsPeers;`
     ///
     /// <https://core.telegram.org/type/channels.SendAsPeers>
-    public enum SendAsPeers: TLSchemaDescribed, TLParsable {
+    public enum SendAsPeers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `channels.sendAsPeers#f496b0c6 peers:Vector<SendAsPeer> chats:Vector<Chat> users:Vector<User> = channels.SendAsPeers;`
         ///
         /// <https://core.telegram.org/constructor/channels.sendAsPeers>
@@ -1548,7 +1556,7 @@ extension Api.messages {
     /// - `messages.availableReactions#768e3aad hash:int reactions:Vector<AvailableReaction> = messages.AvailableReactions;`
     ///
     /// <https://core.telegram.org/type/messages.AvailableReactions>
-    public enum AvailableReactions: TLSchemaDescribed, TLParsable {
+    public enum AvailableReactions: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.availableReactionsNotModified#9f071957 = messages.AvailableReactions;`
         ///
         /// <https://core.telegram.org/constructor/messages.availableReactionsNotModified>
@@ -1626,7 +1634,7 @@ extension Api {
     /// - `autoSaveException#81602d47 peer:Peer settings:AutoSaveSettings = AutoSaveException;`
     ///
     /// <https://core.telegram.org/type/AutoSaveException>
-    public enum AutoSaveException: TLSchemaDescribed, TLParsable {
+    public enum AutoSaveException: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `autoSaveException#81602d47 peer:Peer settings:AutoSaveSettings = AutoSaveException;`
         ///
         /// <https://core.telegram.org/constructor/autoSaveException>
@@ -1693,7 +1701,7 @@ extension Api {
     /// - `messagePeerVoteMultiple#4628f6e6 peer:Peer options:Vector<bytes> date:int = MessagePeerVote;`
     ///
     /// <https://core.telegram.org/type/MessagePeerVote>
-    public enum MessagePeerVote: TLSchemaDescribed, TLParsable {
+    public enum MessagePeerVote: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messagePeerVote#b6cc2d5c peer:Peer option:bytes date:int = MessagePeerVote;`
         ///
         /// <https://core.telegram.org/constructor/messagePeerVote>
@@ -1839,7 +1847,7 @@ extension Api.help {
     /// - `help.timezonesList#7b74ed71 timezones:Vector<Timezone> hash:int = help.TimezonesList;`
     ///
     /// <https://core.telegram.org/type/help.TimezonesList>
-    public enum TimezonesList: TLSchemaDescribed, TLParsable {
+    public enum TimezonesList: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.timezonesListNotModified#970708cc = help.TimezonesList;`
         ///
         /// <https://core.telegram.org/constructor/help.timezonesListNotModified>
@@ -1916,7 +1924,7 @@ extension Api {
     /// - `inputQuickReplyShortcutId#01190cf1 shortcut_id:int = InputQuickReplyShortcut;`
     ///
     /// <https://core.telegram.org/type/InputQuickReplyShortcut>
-    public enum InputQuickReplyShortcut: TLSchemaDescribed, TLParsable {
+    public enum InputQuickReplyShortcut: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputQuickReplyShortcut#24596d41 shortcut:string = InputQuickReplyShortcut;`
         ///
         /// <https://core.telegram.org/constructor/inputQuickReplyShortcut>
@@ -2006,7 +2014,7 @@ extension Api {
     /// - `businessBotRecipients#b88cf373 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> exclude_users:flags.6?Vector<long> = BusinessBotRecipients;`
     ///
     /// <https://core.telegram.org/type/BusinessBotRecipients>
-    public enum BusinessBotRecipients: TLSchemaDescribed, TLParsable {
+    public enum BusinessBotRecipients: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `businessBotRecipients#b88cf373 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> exclude_users:flags.6?Vector<long> = BusinessBotRecipients;`
         ///
         /// <https://core.telegram.org/constructor/businessBotRecipients>
@@ -2026,6 +2034,7 @@ extension Api {
             public var nonContacts: Bool { tlFlagIsSet(flags, 0x8) }
             public var excludeSelected: Bool { tlFlagIsSet(flags, 0x20) }
 
+            @_optimize(none)
             public init(existingChats: Bool = false, newChats: Bool = false, contacts: Bool = false, nonContacts: Bool = false, excludeSelected: Bool = false, users: [Int64]? = nil, excludeUsers: [Int64]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: existingChats)
@@ -2111,7 +2120,7 @@ extension Api.channels {
     /// - `channels.sponsoredMessageReportResultReported#ad798849 = channels.SponsoredMessageReportResult;`
     ///
     /// <https://core.telegram.org/type/channels.SponsoredMessageReportResult>
-    public enum SponsoredMessageReportResult: TLSchemaDescribed, TLParsable {
+    public enum SponsoredMessageReportResult: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `channels.sponsoredMessageReportResultChooseOption#846f9e42 title:string options:Vector<SponsoredMessageReportOption> = channels.SponsoredMessageReportResult;`
         ///
         /// <https://core.telegram.org/constructor/channels.sponsoredMessageReportResultChooseOption>
@@ -2198,7 +2207,7 @@ extension Api {
     /// - `inputStarsTransaction#206ae6d1 flags:# refund:flags.0?true id:string = InputStarsTransaction;`
     ///
     /// <https://core.telegram.org/type/InputStarsTransaction>
-    public enum InputStarsTransaction: TLSchemaDescribed, TLParsable {
+    public enum InputStarsTransaction: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputStarsTransaction#206ae6d1 flags:# refund:flags.0?true id:string = InputStarsTransaction;`
         ///
         /// <https://core.telegram.org/constructor/inputStarsTransaction>
@@ -2213,6 +2222,7 @@ extension Api {
             public let id: String
             public var refund: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(refund: Bool = false, id: String) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: refund)
@@ -2277,7 +2287,7 @@ extension Api {
     /// - `inputSavedStarGiftSlug#2085c238 slug:string = InputSavedStarGift;`
     ///
     /// <https://core.telegram.org/type/InputSavedStarGift>
-    public enum InputSavedStarGift: TLSchemaDescribed, TLParsable {
+    public enum InputSavedStarGift: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputSavedStarGiftUser#69279795 msg_id:int = InputSavedStarGift;`
         ///
         /// <https://core.telegram.org/constructor/inputSavedStarGiftUser>
@@ -2402,7 +2412,7 @@ extension Api {
     /// - `searchPostsFlood#3e0b5b6a flags:# query_is_free:flags.0?true total_daily:int remains:int wait_till:flags.1?int stars_amount:long = SearchPostsFlood;`
     ///
     /// <https://core.telegram.org/type/SearchPostsFlood>
-    public enum SearchPostsFlood: TLSchemaDescribed, TLParsable {
+    public enum SearchPostsFlood: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `searchPostsFlood#3e0b5b6a flags:# query_is_free:flags.0?true total_daily:int remains:int wait_till:flags.1?int stars_amount:long = SearchPostsFlood;`
         ///
         /// <https://core.telegram.org/constructor/searchPostsFlood>
@@ -2420,6 +2430,7 @@ extension Api {
             public let starsAmount: Int64
             public var queryIsFree: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(queryIsFree: Bool = false, totalDaily: Int32, remains: Int32, waitTill: Int32? = nil, starsAmount: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: queryIsFree)
@@ -2503,7 +2514,7 @@ extension Api.payments {
     /// - `payments.starGiftAuctionState#6b39f4ec gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState timeout:int users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionState;`
     ///
     /// <https://core.telegram.org/type/payments.StarGiftAuctionState>
-    public enum StarGiftAuctionState: TLSchemaDescribed, TLParsable {
+    public enum StarGiftAuctionState: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.starGiftAuctionState#6b39f4ec gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState timeout:int users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionState;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftAuctionState>
@@ -2587,6 +2598,7 @@ extension Api.functions.account {
     /// `account.setAccountTTL#2442485e ttl:AccountDaysTTL = Bool;`
     ///
     /// <https://core.telegram.org/method/account.setAccountTTL>
+    @_optimize(none)
     public static func setAccountTTL(ttl: Api.AccountDaysTTL) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setAccountTTL(into: buffer, ttl: ttl)
@@ -2594,7 +2606,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setAccountTTL` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setAccountTTL(into buffer: Buffer, ttl: Api.AccountDaysTTL) {
         buffer.appendUInt32(0x2442485e)
         ttl.serialize(buffer, true)
@@ -2605,6 +2617,7 @@ extension Api.functions.account {
     /// `account.installWallPaper#feed5769 wallpaper:InputWallPaper settings:WallPaperSettings = Bool;`
     ///
     /// <https://core.telegram.org/method/account.installWallPaper>
+    @_optimize(none)
     public static func installWallPaper(wallpaper: Api.InputWallPaper, settings: Api.WallPaperSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         installWallPaper(into: buffer, wallpaper: wallpaper, settings: settings)
@@ -2612,7 +2625,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.installWallPaper` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func installWallPaper(into buffer: Buffer, wallpaper: Api.InputWallPaper, settings: Api.WallPaperSettings) {
         buffer.appendUInt32(0xfeed5769)
         wallpaper.serialize(buffer, true)
@@ -2624,6 +2637,7 @@ extension Api.functions.account {
     /// `account.uploadRingtone#831a83a2 file:InputFile file_name:string mime_type:string = Document;`
     ///
     /// <https://core.telegram.org/method/account.uploadRingtone>
+    @_optimize(none)
     public static func uploadRingtone(file: Api.InputFile, fileName: String, mimeType: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Document>) {
         let buffer = Buffer()
         uploadRingtone(into: buffer, file: file, fileName: fileName, mimeType: mimeType)
@@ -2631,7 +2645,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.uploadRingtone` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func uploadRingtone(into buffer: Buffer, file: Api.InputFile, fileName: String, mimeType: String) {
         buffer.appendUInt32(0x831a83a2)
         file.serialize(buffer, true)
@@ -2644,6 +2658,7 @@ extension Api.functions.messages {
     /// `messages.sendEncrypted#44fa7a15 flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;`
     ///
     /// <https://core.telegram.org/method/messages.sendEncrypted>
+    @_optimize(none)
     public static func sendEncrypted(silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
         let buffer = Buffer()
         sendEncrypted(into: buffer, silent: silent, peer: peer, randomId: randomId, data: data)
@@ -2651,7 +2666,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendEncrypted` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendEncrypted(into buffer: Buffer, silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: silent)
@@ -2669,6 +2684,7 @@ extension Api.functions.messages {
     /// `messages.getFeaturedStickers#64780b14 hash:long = messages.FeaturedStickers;`
     ///
     /// <https://core.telegram.org/method/messages.getFeaturedStickers>
+    @_optimize(none)
     public static func getFeaturedStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FeaturedStickers>) {
         let buffer = Buffer()
         getFeaturedStickers(into: buffer, hash: hash)
@@ -2676,7 +2692,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getFeaturedStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getFeaturedStickers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x64780b14)
@@ -2689,6 +2705,7 @@ extension Api.functions.messages {
     /// `messages.getSplitRanges#1cff7e08 = Vector<MessageRange>;`
     ///
     /// <https://core.telegram.org/method/messages.getSplitRanges>
+    @_optimize(none)
     public static func getSplitRanges() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.MessageRange]>) {
         let buffer = Buffer()
         getSplitRanges(into: buffer)
@@ -2696,7 +2713,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSplitRanges` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSplitRanges(into buffer: Buffer) {
         buffer.appendUInt32(0x1cff7e08)
     }
@@ -2706,6 +2723,7 @@ extension Api.functions.messages {
     /// `messages.getEmojiGroups#7488ce5b hash:int = messages.EmojiGroups;`
     ///
     /// <https://core.telegram.org/method/messages.getEmojiGroups>
+    @_optimize(none)
     public static func getEmojiGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
         let buffer = Buffer()
         getEmojiGroups(into: buffer, hash: hash)
@@ -2713,7 +2731,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiGroups` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getEmojiGroups(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x7488ce5b)
@@ -2726,6 +2744,7 @@ extension Api.functions.messages {
     /// `messages.reorderQuickReplies#60331907 order:Vector<int> = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.reorderQuickReplies>
+    @_optimize(none)
     public static func reorderQuickReplies(order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderQuickReplies(into: buffer, order: order)
@@ -2733,7 +2752,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderQuickReplies` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reorderQuickReplies(into buffer: Buffer, order: [Int32]) {
         buffer.appendUInt32(0x60331907)
         buffer.appendVector(order, boxed: true)
@@ -2744,6 +2763,7 @@ extension Api.functions.channels {
     /// `channels.getSendAs#e785a43f flags:# for_paid_reactions:flags.0?true for_live_stories:flags.1?true peer:InputPeer = channels.SendAsPeers;`
     ///
     /// <https://core.telegram.org/method/channels.getSendAs>
+    @_optimize(none)
     public static func getSendAs(forPaidReactions: Bool = false, forLiveStories: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.SendAsPeers>) {
         let buffer = Buffer()
         getSendAs(into: buffer, forPaidReactions: forPaidReactions, forLiveStories: forLiveStories, peer: peer)
@@ -2751,7 +2771,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getSendAs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSendAs(into buffer: Buffer, forPaidReactions: Bool = false, forLiveStories: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: forPaidReactions)
@@ -2768,6 +2788,7 @@ extension Api.functions.bots {
     /// `bots.reorderUsernames#9709b1c2 bot:InputUser order:Vector<string> = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.reorderUsernames>
+    @_optimize(none)
     public static func reorderUsernames(bot: Api.InputUser, order: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderUsernames(into: buffer, bot: bot, order: order)
@@ -2775,7 +2796,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.reorderUsernames` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reorderUsernames(into buffer: Buffer, bot: Api.InputUser, order: [String]) {
         buffer.appendUInt32(0x9709b1c2)
         bot.serialize(buffer, true)
@@ -2787,6 +2808,7 @@ extension Api.functions.communities {
     /// `communities.getParticipantJoinedChats#f87eabab community:InputChannel participant:InputPeer = communities.ParticipantJoinedChats;`
     ///
     /// <https://core.telegram.org/method/communities.getParticipantJoinedChats>
+    @_optimize(none)
     public static func getParticipantJoinedChats(community: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.communities.ParticipantJoinedChats>) {
         let buffer = Buffer()
         getParticipantJoinedChats(into: buffer, community: community, participant: participant)
@@ -2794,7 +2816,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.getParticipantJoinedChats` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getParticipantJoinedChats(into buffer: Buffer, community: Api.InputChannel, participant: Api.InputPeer) {
         buffer.appendUInt32(0xf87eabab)
         community.serialize(buffer, true)

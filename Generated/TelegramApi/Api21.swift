@@ -9,7 +9,7 @@ extension Api {
     /// - `true#3fedd339 = True;`
     ///
     /// <https://core.telegram.org/type/True>
-    public enum True: TLSchemaDescribed, TLParsable {
+    public enum True: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `true#3fedd339 = True;`
         ///
         /// <https://core.telegram.org/constructor/true>
@@ -51,7 +51,7 @@ extension Api {
     /// - `chatPhoto#1c6e1c11 flags:# has_video:flags.0?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = ChatPhoto;`
     ///
     /// <https://core.telegram.org/type/ChatPhoto>
-    public enum ChatPhoto: TLSchemaDescribed, TLParsable {
+    public enum ChatPhoto: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatPhotoEmpty#37c1011c = ChatPhoto;`
         ///
         /// <https://core.telegram.org/constructor/chatPhotoEmpty>
@@ -72,6 +72,7 @@ extension Api {
             public let dcId: Int32
             public var hasVideo: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(hasVideo: Bool = false, photoId: Int64, strippedThumb: [UInt8]? = nil, dcId: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: hasVideo)
@@ -157,7 +158,7 @@ extension Api.messages {
     /// - `messages.affectedMessages#84d19185 pts:int pts_count:int = messages.AffectedMessages;`
     ///
     /// <https://core.telegram.org/type/messages.AffectedMessages>
-    public enum AffectedMessages: TLSchemaDescribed, TLParsable {
+    public enum AffectedMessages: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.affectedMessages#84d19185 pts:int pts_count:int = messages.AffectedMessages;`
         ///
         /// <https://core.telegram.org/constructor/messages.affectedMessages>
@@ -224,7 +225,7 @@ extension Api {
     /// - `topPeerCategoryPeers#fb834291 category:TopPeerCategory count:int peers:Vector<TopPeer> = TopPeerCategoryPeers;`
     ///
     /// <https://core.telegram.org/type/TopPeerCategoryPeers>
-    public enum TopPeerCategoryPeers: TLSchemaDescribed, TLParsable {
+    public enum TopPeerCategoryPeers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `topPeerCategoryPeers#fb834291 category:TopPeerCategory count:int peers:Vector<TopPeer> = TopPeerCategoryPeers;`
         ///
         /// <https://core.telegram.org/constructor/topPeerCategoryPeers>
@@ -294,7 +295,7 @@ extension Api.phone {
     /// - `phone.phoneCall#ec82e140 phone_call:PhoneCall users:Vector<User> = phone.PhoneCall;`
     ///
     /// <https://core.telegram.org/type/phone.PhoneCall>
-    public enum PhoneCall: TLSchemaDescribed, TLParsable {
+    public enum PhoneCall: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `phone.phoneCall#ec82e140 phone_call:PhoneCall users:Vector<User> = phone.PhoneCall;`
         ///
         /// <https://core.telegram.org/constructor/phone.phoneCall>
@@ -361,7 +362,7 @@ extension Api {
     /// - `dialogPeerCommunity#2f65c8e4 community_id:long = DialogPeer;`
     ///
     /// <https://core.telegram.org/type/DialogPeer>
-    public enum DialogPeer: TLSchemaDescribed, TLParsable {
+    public enum DialogPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `dialogPeer#e56dbf05 peer:Peer = DialogPeer;`
         ///
         /// <https://core.telegram.org/constructor/dialogPeer>
@@ -482,7 +483,7 @@ extension Api {
     /// - `pageRelatedArticle#b390dc08 flags:# url:string webpage_id:long title:flags.0?string description:flags.1?string photo_id:flags.2?long author:flags.3?string published_date:flags.4?int = PageRelatedArticle;`
     ///
     /// <https://core.telegram.org/type/PageRelatedArticle>
-    public enum PageRelatedArticle: TLSchemaDescribed, TLParsable {
+    public enum PageRelatedArticle: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `pageRelatedArticle#b390dc08 flags:# url:string webpage_id:long title:flags.0?string description:flags.1?string photo_id:flags.2?long author:flags.3?string published_date:flags.4?int = PageRelatedArticle;`
         ///
         /// <https://core.telegram.org/constructor/pageRelatedArticle>
@@ -502,6 +503,7 @@ extension Api {
             public let author: String?
             public let publishedDate: Int32?
 
+            @_optimize(none)
             public init(url: String, webpageId: Int64, title: String? = nil, description: String? = nil, photoId: Int64? = nil, author: String? = nil, publishedDate: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: title != nil)
@@ -627,7 +629,7 @@ extension Api {
     /// - `baseThemeArctic#5b11125a = BaseTheme;`
     ///
     /// <https://core.telegram.org/type/BaseTheme>
-    public enum BaseTheme: TLSchemaDescribed, TLParsable {
+    public enum BaseTheme: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `baseThemeClassic#c3a12462 = BaseTheme;`
         ///
         /// <https://core.telegram.org/constructor/baseThemeClassic>
@@ -714,7 +716,7 @@ extension Api {
     /// - `videoSizeStickerMarkup#0da082fe stickerset:InputStickerSet sticker_id:long background_colors:Vector<int> = VideoSize;`
     ///
     /// <https://core.telegram.org/type/VideoSize>
-    public enum VideoSize: TLSchemaDescribed, TLParsable {
+    public enum VideoSize: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `videoSize#de33b094 flags:# type:string w:int h:int size:int video_start_ts:flags.0?double = VideoSize;`
         ///
         /// <https://core.telegram.org/constructor/videoSize>
@@ -740,6 +742,7 @@ extension Api {
             public let size: Int32
             public let videoStartTs: Double?
 
+            @_optimize(none)
             public init(type: String, w: Int32, h: Int32, size: Int32, videoStartTs: Double? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: videoStartTs != nil)
@@ -898,7 +901,7 @@ extension Api.messages {
     /// - `messages.chatInviteImporters#81b6b00a count:int importers:Vector<ChatInviteImporter> users:Vector<User> = messages.ChatInviteImporters;`
     ///
     /// <https://core.telegram.org/type/messages.ChatInviteImporters>
-    public enum ChatInviteImporters: TLSchemaDescribed, TLParsable {
+    public enum ChatInviteImporters: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.chatInviteImporters#81b6b00a count:int importers:Vector<ChatInviteImporter> users:Vector<User> = messages.ChatInviteImporters;`
         ///
         /// <https://core.telegram.org/constructor/messages.chatInviteImporters>
@@ -972,7 +975,7 @@ extension Api {
     /// - `botMenuButton#c7b57ce6 text:string url:string = BotMenuButton;`
     ///
     /// <https://core.telegram.org/type/BotMenuButton>
-    public enum BotMenuButton: TLSchemaDescribed, TLParsable {
+    public enum BotMenuButton: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `botMenuButtonDefault#7533a588 = BotMenuButton;`
         ///
         /// <https://core.telegram.org/constructor/botMenuButtonDefault>
@@ -1060,7 +1063,7 @@ extension Api.chatlists {
     /// - `chatlists.chatlistInvite#f10ece2f flags:# title_noanimate:flags.1?true title:TextWithEntities emoticon:flags.0?string peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
     ///
     /// <https://core.telegram.org/type/chatlists.ChatlistInvite>
-    public enum ChatlistInvite: TLSchemaDescribed, TLParsable {
+    public enum ChatlistInvite: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatlists.chatlistInviteAlready#fa87f659 filter_id:int missing_peers:Vector<Peer> already_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
         ///
         /// <https://core.telegram.org/constructor/chatlists.chatlistInviteAlready>
@@ -1102,6 +1105,7 @@ extension Api.chatlists {
             public let users: [Api.User]
             public var titleNoanimate: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(titleNoanimate: Bool = false, title: Api.TextWithEntities, emoticon: String? = nil, peers: [Api.Peer], chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: titleNoanimate)
@@ -1219,7 +1223,7 @@ extension Api.messages {
     /// - `messages.botPreparedInlineMessage#8ecf0511 id:string expire_date:int = messages.BotPreparedInlineMessage;`
     ///
     /// <https://core.telegram.org/type/messages.BotPreparedInlineMessage>
-    public enum BotPreparedInlineMessage: TLSchemaDescribed, TLParsable {
+    public enum BotPreparedInlineMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.botPreparedInlineMessage#8ecf0511 id:string expire_date:int = messages.BotPreparedInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/messages.botPreparedInlineMessage>
@@ -1285,7 +1289,7 @@ extension Api.account {
     /// - `account.webBrowserSettings#79eb8cb3 flags:# open_external_browser:flags.0?true display_close_button:flags.1?true external_exceptions:Vector<WebDomainException> inapp_exceptions:Vector<WebDomainException> hash:long = account.WebBrowserSettings;`
     ///
     /// <https://core.telegram.org/type/account.WebBrowserSettings>
-    public enum WebBrowserSettings: TLSchemaDescribed, TLParsable {
+    public enum WebBrowserSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.webBrowserSettingsNotModified#c31c8f4e = account.WebBrowserSettings;`
         ///
         /// <https://core.telegram.org/constructor/account.webBrowserSettingsNotModified>
@@ -1307,6 +1311,7 @@ extension Api.account {
             public var openExternalBrowser: Bool { tlFlagIsSet(flags, 0x1) }
             public var displayCloseButton: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(openExternalBrowser: Bool = false, displayCloseButton: Bool = false, externalExceptions: [Api.WebDomainException], inappExceptions: [Api.WebDomainException], hash: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: openExternalBrowser)
@@ -1386,6 +1391,7 @@ extension Api.functions.auth {
     /// `auth.requestFirebaseSms#8e39261e flags:# phone_number:string phone_code_hash:string safety_net_token:flags.0?string play_integrity_token:flags.2?string ios_push_secret:flags.1?string = Bool;`
     ///
     /// <https://core.telegram.org/method/auth.requestFirebaseSms>
+    @_optimize(none)
     public static func requestFirebaseSms(phoneNumber: String, phoneCodeHash: String, safetyNetToken: String? = nil, playIntegrityToken: String? = nil, iosPushSecret: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         requestFirebaseSms(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, safetyNetToken: safetyNetToken, playIntegrityToken: playIntegrityToken, iosPushSecret: iosPushSecret)
@@ -1393,7 +1399,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.requestFirebaseSms` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func requestFirebaseSms(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, safetyNetToken: String? = nil, playIntegrityToken: String? = nil, iosPushSecret: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: safetyNetToken != nil)
@@ -1421,6 +1427,7 @@ extension Api.functions.account {
     /// `account.sendVerifyPhoneCode#a5a356f9 phone_number:string settings:CodeSettings = auth.SentCode;`
     ///
     /// <https://core.telegram.org/method/account.sendVerifyPhoneCode>
+    @_optimize(none)
     public static func sendVerifyPhoneCode(phoneNumber: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
         let buffer = Buffer()
         sendVerifyPhoneCode(into: buffer, phoneNumber: phoneNumber, settings: settings)
@@ -1428,7 +1435,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.sendVerifyPhoneCode` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendVerifyPhoneCode(into buffer: Buffer, phoneNumber: String, settings: Api.CodeSettings) {
         buffer.appendUInt32(0xa5a356f9)
         buffer.appendTLString(phoneNumber)
@@ -1440,6 +1447,7 @@ extension Api.functions.account {
     /// `account.resetWallPapers#bb3b9804 = Bool;`
     ///
     /// <https://core.telegram.org/method/account.resetWallPapers>
+    @_optimize(none)
     public static func resetWallPapers() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetWallPapers(into: buffer)
@@ -1447,7 +1455,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resetWallPapers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resetWallPapers(into buffer: Buffer) {
         buffer.appendUInt32(0xbb3b9804)
     }
@@ -1457,6 +1465,7 @@ extension Api.functions.account {
     /// `account.declinePasswordReset#4c9409f6 = Bool;`
     ///
     /// <https://core.telegram.org/method/account.declinePasswordReset>
+    @_optimize(none)
     public static func declinePasswordReset() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         declinePasswordReset(into: buffer)
@@ -1464,7 +1473,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.declinePasswordReset` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func declinePasswordReset(into buffer: Buffer) {
         buffer.appendUInt32(0x4c9409f6)
     }
@@ -1474,6 +1483,7 @@ extension Api.functions.account {
     /// `account.changeAuthorizationSettings#40f48462 flags:# confirmed:flags.3?true hash:long encrypted_requests_disabled:flags.0?Bool call_requests_disabled:flags.1?Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/account.changeAuthorizationSettings>
+    @_optimize(none)
     public static func changeAuthorizationSettings(confirmed: Bool = false, hash: Int64, encryptedRequestsDisabled: Bool? = nil, callRequestsDisabled: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         changeAuthorizationSettings(into: buffer, confirmed: confirmed, hash: hash, encryptedRequestsDisabled: encryptedRequestsDisabled, callRequestsDisabled: callRequestsDisabled)
@@ -1481,7 +1491,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.changeAuthorizationSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func changeAuthorizationSettings(into buffer: Buffer, confirmed: Bool = false, hash: Int64, encryptedRequestsDisabled: Bool? = nil, callRequestsDisabled: Bool? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x8, when: confirmed)
@@ -1505,6 +1515,7 @@ extension Api.functions.account {
     /// `account.updateColor#684d214e flags:# for_profile:flags.1?true color:flags.2?PeerColor = Bool;`
     ///
     /// <https://core.telegram.org/method/account.updateColor>
+    @_optimize(none)
     public static func updateColor(forProfile: Bool = false, color: Api.PeerColor? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateColor(into: buffer, forProfile: forProfile, color: color)
@@ -1512,7 +1523,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateColor` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateColor(into buffer: Buffer, forProfile: Bool = false, color: Api.PeerColor? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: forProfile)
@@ -1529,6 +1540,7 @@ extension Api.functions.contacts {
     /// `contacts.resolvePhone#8af94344 phone:string = contacts.ResolvedPeer;`
     ///
     /// <https://core.telegram.org/method/contacts.resolvePhone>
+    @_optimize(none)
     public static func resolvePhone(phone: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ResolvedPeer>) {
         let buffer = Buffer()
         resolvePhone(into: buffer, phone: phone)
@@ -1536,7 +1548,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.resolvePhone` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resolvePhone(into buffer: Buffer, phone: String) {
         buffer.appendUInt32(0x8af94344)
         buffer.appendTLString(phone)
@@ -1547,6 +1559,7 @@ extension Api.functions.messages {
     /// `messages.getChats#49e9528f id:Vector<long> = messages.Chats;`
     ///
     /// <https://core.telegram.org/method/messages.getChats>
+    @_optimize(none)
     public static func getChats(id: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getChats(into: buffer, id: id)
@@ -1554,7 +1567,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getChats` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getChats(into buffer: Buffer, id: [Int64]) {
         buffer.appendUInt32(0x49e9528f)
         buffer.appendVector(id, boxed: true)
@@ -1565,6 +1578,7 @@ extension Api.functions.messages {
     /// `messages.reportEncryptedSpam#4b0c8c0f peer:InputEncryptedChat = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.reportEncryptedSpam>
+    @_optimize(none)
     public static func reportEncryptedSpam(peer: Api.InputEncryptedChat) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportEncryptedSpam(into: buffer, peer: peer)
@@ -1572,7 +1586,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportEncryptedSpam` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reportEncryptedSpam(into buffer: Buffer, peer: Api.InputEncryptedChat) {
         buffer.appendUInt32(0x4b0c8c0f)
         peer.serialize(buffer, true)
@@ -1583,6 +1597,7 @@ extension Api.functions.messages {
     /// `messages.toggleDialogPin#a731e257 flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.toggleDialogPin>
+    @_optimize(none)
     public static func toggleDialogPin(pinned: Bool = false, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleDialogPin(into: buffer, pinned: pinned, peer: peer)
@@ -1590,7 +1605,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleDialogPin` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleDialogPin(into buffer: Buffer, pinned: Bool = false, peer: Api.InputDialogPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: pinned)
@@ -1606,6 +1621,7 @@ extension Api.functions.messages {
     /// `messages.getDialogUnreadMarks#21202222 flags:# parent_peer:flags.0?InputPeer = Vector<DialogPeer>;`
     ///
     /// <https://core.telegram.org/method/messages.getDialogUnreadMarks>
+    @_optimize(none)
     public static func getDialogUnreadMarks(parentPeer: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.DialogPeer]>) {
         let buffer = Buffer()
         getDialogUnreadMarks(into: buffer, parentPeer: parentPeer)
@@ -1613,7 +1629,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDialogUnreadMarks` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDialogUnreadMarks(into buffer: Buffer, parentPeer: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
@@ -1629,6 +1645,7 @@ extension Api.functions.messages {
     /// `messages.deletePhoneCallHistory#f9cbe409 flags:# revoke:flags.0?true = messages.AffectedFoundMessages;`
     ///
     /// <https://core.telegram.org/method/messages.deletePhoneCallHistory>
+    @_optimize(none)
     public static func deletePhoneCallHistory(revoke: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedFoundMessages>) {
         let buffer = Buffer()
         deletePhoneCallHistory(into: buffer, revoke: revoke)
@@ -1636,7 +1653,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deletePhoneCallHistory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deletePhoneCallHistory(into buffer: Buffer, revoke: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: revoke)
@@ -1651,6 +1668,7 @@ extension Api.functions.messages {
     /// `messages.rateTranscribedAudio#7f1d072f peer:InputPeer msg_id:int transcription_id:long good:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.rateTranscribedAudio>
+    @_optimize(none)
     public static func rateTranscribedAudio(peer: Api.InputPeer, msgId: Int32, transcriptionId: Int64, good: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         rateTranscribedAudio(into: buffer, peer: peer, msgId: msgId, transcriptionId: transcriptionId, good: good)
@@ -1658,7 +1676,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.rateTranscribedAudio` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func rateTranscribedAudio(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, transcriptionId: Int64, good: Bool) {
         buffer.appendUInt32(0x7f1d072f)
         peer.serialize(buffer, true)
@@ -1674,6 +1692,7 @@ extension Api.functions.messages {
     /// `messages.deleteFactCheck#d1da940c peer:InputPeer msg_id:int = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.deleteFactCheck>
+    @_optimize(none)
     public static func deleteFactCheck(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteFactCheck(into: buffer, peer: peer, msgId: msgId)
@@ -1681,7 +1700,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteFactCheck` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteFactCheck(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0xd1da940c)
         peer.serialize(buffer, true)
@@ -1693,6 +1712,7 @@ extension Api.functions.messages {
     /// `messages.requestMainWebView#c9e01e7b flags:# compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser start_param:flags.1?string theme_params:flags.0?DataJSON platform:string = WebViewResult;`
     ///
     /// <https://core.telegram.org/method/messages.requestMainWebView>
+    @_optimize(none)
     public static func requestMainWebView(compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
         let buffer = Buffer()
         requestMainWebView(into: buffer, compact: compact, fullscreen: fullscreen, peer: peer, bot: bot, startParam: startParam, themeParams: themeParams, platform: platform)
@@ -1700,7 +1720,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestMainWebView` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func requestMainWebView(into buffer: Buffer, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x80, when: compact)
@@ -1725,6 +1745,7 @@ extension Api.functions.messages {
     /// `messages.viewSponsoredMessage#269e3643 random_id:bytes = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.viewSponsoredMessage>
+    @_optimize(none)
     public static func viewSponsoredMessage(randomId: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         viewSponsoredMessage(into: buffer, randomId: randomId)
@@ -1732,7 +1753,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.viewSponsoredMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func viewSponsoredMessage(into buffer: Buffer, randomId: [UInt8]) {
         buffer.appendUInt32(0x269e3643)
         buffer.appendTLBytes(randomId)
@@ -1743,6 +1764,7 @@ extension Api.functions.messages {
     /// `messages.updatePinnedForumTopic#175df251 peer:InputPeer topic_id:int pinned:Bool = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.updatePinnedForumTopic>
+    @_optimize(none)
     public static func updatePinnedForumTopic(peer: Api.InputPeer, topicId: Int32, pinned: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updatePinnedForumTopic(into: buffer, peer: peer, topicId: topicId, pinned: pinned)
@@ -1750,7 +1772,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updatePinnedForumTopic` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updatePinnedForumTopic(into buffer: Buffer, peer: Api.InputPeer, topicId: Int32, pinned: Bool) {
         buffer.appendUInt32(0x175df251)
         peer.serialize(buffer, true)
@@ -1765,6 +1787,7 @@ extension Api.functions.photos {
     /// `photos.getUserPhotos#91cd32a8 user_id:InputUser offset:int max_id:long limit:int = photos.Photos;`
     ///
     /// <https://core.telegram.org/method/photos.getUserPhotos>
+    @_optimize(none)
     public static func getUserPhotos(userId: Api.InputUser, offset: Int32, maxId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photos>) {
         let buffer = Buffer()
         getUserPhotos(into: buffer, userId: userId, offset: offset, maxId: maxId, limit: limit)
@@ -1772,7 +1795,7 @@ extension Api.functions.photos {
     }
 
     /// Writes `photos.getUserPhotos` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getUserPhotos(into buffer: Buffer, userId: Api.InputUser, offset: Int32, maxId: Int64, limit: Int32) {
         buffer.appendUInt32(0x91cd32a8)
         userId.serialize(buffer, true)
@@ -1788,6 +1811,7 @@ extension Api.functions.help {
     /// `help.getPassportConfig#c661ad08 hash:int = help.PassportConfig;`
     ///
     /// <https://core.telegram.org/method/help.getPassportConfig>
+    @_optimize(none)
     public static func getPassportConfig(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PassportConfig>) {
         let buffer = Buffer()
         getPassportConfig(into: buffer, hash: hash)
@@ -1795,7 +1819,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getPassportConfig` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPassportConfig(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xc661ad08)
@@ -1808,6 +1832,7 @@ extension Api.functions.help {
     /// `help.getCountriesList#735787a8 lang_code:string hash:int = help.CountriesList;`
     ///
     /// <https://core.telegram.org/method/help.getCountriesList>
+    @_optimize(none)
     public static func getCountriesList(langCode: String, hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.CountriesList>) {
         let buffer = Buffer()
         getCountriesList(into: buffer, langCode: langCode, hash: hash)
@@ -1815,7 +1840,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getCountriesList` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getCountriesList(into buffer: Buffer, langCode: String, hash: Int32) {
         buffer.appendUInt32(0x735787a8)
         buffer.appendTLString(langCode)
@@ -1827,6 +1852,7 @@ extension Api.functions.channels {
     /// `channels.deleteMessages#84c1fd4e channel:InputChannel id:Vector<int> = messages.AffectedMessages;`
     ///
     /// <https://core.telegram.org/method/channels.deleteMessages>
+    @_optimize(none)
     public static func deleteMessages(channel: Api.InputChannel, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
         let buffer = Buffer()
         deleteMessages(into: buffer, channel: channel, id: id)
@@ -1834,7 +1860,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.deleteMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteMessages(into buffer: Buffer, channel: Api.InputChannel, id: [Int32]) {
         buffer.appendUInt32(0x84c1fd4e)
         channel.serialize(buffer, true)
@@ -1846,6 +1872,7 @@ extension Api.functions.channels {
     /// `channels.toggleJoinToSend#e4cb9580 channel:InputChannel enabled:Bool = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.toggleJoinToSend>
+    @_optimize(none)
     public static func toggleJoinToSend(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleJoinToSend(into: buffer, channel: channel, enabled: enabled)
@@ -1853,7 +1880,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleJoinToSend` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleJoinToSend(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0xe4cb9580)
         channel.serialize(buffer, true)
@@ -1865,6 +1892,7 @@ extension Api.functions.payments {
     /// `payments.updateStarGiftPrice#edbe6ccb stargift:InputSavedStarGift resell_amount:StarsAmount = Updates;`
     ///
     /// <https://core.telegram.org/method/payments.updateStarGiftPrice>
+    @_optimize(none)
     public static func updateStarGiftPrice(stargift: Api.InputSavedStarGift, resellAmount: Api.StarsAmount) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updateStarGiftPrice(into: buffer, stargift: stargift, resellAmount: resellAmount)
@@ -1872,7 +1900,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.updateStarGiftPrice` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateStarGiftPrice(into buffer: Buffer, stargift: Api.InputSavedStarGift, resellAmount: Api.StarsAmount) {
         buffer.appendUInt32(0xedbe6ccb)
         stargift.serialize(buffer, true)
@@ -1884,6 +1912,7 @@ extension Api.functions.payments {
     /// `payments.getUniqueStarGiftValueInfo#4365af6b slug:string = payments.UniqueStarGiftValueInfo;`
     ///
     /// <https://core.telegram.org/method/payments.getUniqueStarGiftValueInfo>
+    @_optimize(none)
     public static func getUniqueStarGiftValueInfo(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.UniqueStarGiftValueInfo>) {
         let buffer = Buffer()
         getUniqueStarGiftValueInfo(into: buffer, slug: slug)
@@ -1891,7 +1920,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getUniqueStarGiftValueInfo` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getUniqueStarGiftValueInfo(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0x4365af6b)
         buffer.appendTLString(slug)
@@ -1902,6 +1931,7 @@ extension Api.functions.payments {
     /// `payments.craftStarGift#b0f9684f stargift:Vector<InputSavedStarGift> = Updates;`
     ///
     /// <https://core.telegram.org/method/payments.craftStarGift>
+    @_optimize(none)
     public static func craftStarGift(stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         craftStarGift(into: buffer, stargift: stargift)
@@ -1909,7 +1939,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.craftStarGift` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func craftStarGift(into buffer: Buffer, stargift: [Api.InputSavedStarGift]) {
         buffer.appendUInt32(0xb0f9684f)
         buffer.appendVector(stargift, boxed: true)
@@ -1920,6 +1950,7 @@ extension Api.functions.stickers {
     /// `stickers.setStickerSetThumb#a76a5392 flags:# stickerset:InputStickerSet thumb:flags.0?InputDocument thumb_document_id:flags.1?long = messages.StickerSet;`
     ///
     /// <https://core.telegram.org/method/stickers.setStickerSetThumb>
+    @_optimize(none)
     public static func setStickerSetThumb(stickerset: Api.InputStickerSet, thumb: Api.InputDocument? = nil, thumbDocumentId: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         setStickerSetThumb(into: buffer, stickerset: stickerset, thumb: thumb, thumbDocumentId: thumbDocumentId)
@@ -1927,7 +1958,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.setStickerSetThumb` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setStickerSetThumb(into buffer: Buffer, stickerset: Api.InputStickerSet, thumb: Api.InputDocument? = nil, thumbDocumentId: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: thumb != nil)
@@ -1948,6 +1979,7 @@ extension Api.functions.stickers {
     /// `stickers.renameStickerSet#124b1c00 stickerset:InputStickerSet title:string = messages.StickerSet;`
     ///
     /// <https://core.telegram.org/method/stickers.renameStickerSet>
+    @_optimize(none)
     public static func renameStickerSet(stickerset: Api.InputStickerSet, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         renameStickerSet(into: buffer, stickerset: stickerset, title: title)
@@ -1955,7 +1987,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.renameStickerSet` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func renameStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet, title: String) {
         buffer.appendUInt32(0x124b1c00)
         stickerset.serialize(buffer, true)
@@ -1967,6 +1999,7 @@ extension Api.functions.phone {
     /// `phone.deleteGroupCallParticipantMessages#1dbfeca0 flags:# report_spam:flags.0?true call:InputGroupCall participant:InputPeer = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.deleteGroupCallParticipantMessages>
+    @_optimize(none)
     public static func deleteGroupCallParticipantMessages(reportSpam: Bool = false, call: Api.InputGroupCall, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteGroupCallParticipantMessages(into: buffer, reportSpam: reportSpam, call: call, participant: participant)
@@ -1974,7 +2007,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.deleteGroupCallParticipantMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteGroupCallParticipantMessages(into buffer: Buffer, reportSpam: Bool = false, call: Api.InputGroupCall, participant: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reportSpam)
@@ -1991,6 +2024,7 @@ extension Api.functions.premium {
     /// `premium.getMyBoosts#0be77b4a = premium.MyBoosts;`
     ///
     /// <https://core.telegram.org/method/premium.getMyBoosts>
+    @_optimize(none)
     public static func getMyBoosts() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.MyBoosts>) {
         let buffer = Buffer()
         getMyBoosts(into: buffer)
@@ -1998,7 +2032,7 @@ extension Api.functions.premium {
     }
 
     /// Writes `premium.getMyBoosts` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMyBoosts(into buffer: Buffer) {
         buffer.appendUInt32(0x0be77b4a)
     }

@@ -18,7 +18,7 @@ extension Api.storage {
     /// - `storage.fileWebp#1081464c = storage.FileType;`
     ///
     /// <https://core.telegram.org/type/storage.FileType>
-    public enum FileType: TLSchemaDescribed, TLParsable {
+    public enum FileType: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `storage.fileUnknown#aa963b05 = storage.FileType;`
         ///
         /// <https://core.telegram.org/constructor/storage.fileUnknown>
@@ -163,7 +163,7 @@ extension Api {
     /// - `inputNotifyCommunity#27bb1adc community:InputChannel = InputNotifyPeer;`
     ///
     /// <https://core.telegram.org/type/InputNotifyPeer>
-    public enum InputNotifyPeer: TLSchemaDescribed, TLParsable {
+    public enum InputNotifyPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputNotifyPeer#b8bc5b0c peer:InputPeer = InputNotifyPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputNotifyPeer>
@@ -322,7 +322,7 @@ extension Api.updates {
     /// - `updates.differenceTooLong#4afe8f6d pts:int = updates.Difference;`
     ///
     /// <https://core.telegram.org/type/updates.Difference>
-    public enum Difference: TLSchemaDescribed, TLParsable {
+    public enum Difference: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `updates.differenceEmpty#5d75a138 date:int seq:int = updates.Difference;`
         ///
         /// <https://core.telegram.org/constructor/updates.differenceEmpty>
@@ -531,7 +531,7 @@ extension Api.payments {
     /// - `payments.paymentReceiptStars#dabbf83a flags:# date:int bot_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice currency:string total_amount:long transaction_id:string users:Vector<User> = payments.PaymentReceipt;`
     ///
     /// <https://core.telegram.org/type/payments.PaymentReceipt>
-    public enum PaymentReceipt: TLSchemaDescribed, TLParsable {
+    public enum PaymentReceipt: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.paymentReceipt#70c4fe03 flags:# date:int bot_id:long provider_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice info:flags.0?PaymentRequestedInfo shipping:flags.1?ShippingOption tip_amount:flags.3?long currency:string total_amount:long credentials_title:string users:Vector<User> = payments.PaymentReceipt;`
         ///
         /// <https://core.telegram.org/constructor/payments.paymentReceipt>
@@ -562,6 +562,7 @@ extension Api.payments {
             public let credentialsTitle: String
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(date: Int32, botId: Int64, providerId: Int64, title: String, description: String, photo: Api.WebDocument? = nil, invoice: Api.Invoice, info: Api.PaymentRequestedInfo? = nil, shipping: Api.ShippingOption? = nil, tipAmount: Int64? = nil, currency: String, totalAmount: Int64, credentialsTitle: String, users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: photo != nil)
@@ -621,6 +622,7 @@ extension Api.payments {
             public let transactionId: String
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(date: Int32, botId: Int64, title: String, description: String, photo: Api.WebDocument? = nil, invoice: Api.Invoice, currency: String, totalAmount: Int64, transactionId: String, users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: photo != nil)
@@ -805,7 +807,7 @@ extension Api {
     /// - `popularContact#5ce14175 client_id:long importers:int = PopularContact;`
     ///
     /// <https://core.telegram.org/type/PopularContact>
-    public enum PopularContact: TLSchemaDescribed, TLParsable {
+    public enum PopularContact: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `popularContact#5ce14175 client_id:long importers:int = PopularContact;`
         ///
         /// <https://core.telegram.org/constructor/popularContact>
@@ -872,7 +874,7 @@ extension Api {
     /// - `secureCredentialsEncrypted#33f0ea47 data:bytes hash:bytes secret:bytes = SecureCredentialsEncrypted;`
     ///
     /// <https://core.telegram.org/type/SecureCredentialsEncrypted>
-    public enum SecureCredentialsEncrypted: TLSchemaDescribed, TLParsable {
+    public enum SecureCredentialsEncrypted: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `secureCredentialsEncrypted#33f0ea47 data:bytes hash:bytes secret:bytes = SecureCredentialsEncrypted;`
         ///
         /// <https://core.telegram.org/constructor/secureCredentialsEncrypted>
@@ -942,7 +944,7 @@ extension Api {
     /// - `bankCardOpenUrl#f568028a url:string name:string = BankCardOpenUrl;`
     ///
     /// <https://core.telegram.org/type/BankCardOpenUrl>
-    public enum BankCardOpenUrl: TLSchemaDescribed, TLParsable {
+    public enum BankCardOpenUrl: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `bankCardOpenUrl#f568028a url:string name:string = BankCardOpenUrl;`
         ///
         /// <https://core.telegram.org/constructor/bankCardOpenUrl>
@@ -1009,7 +1011,7 @@ extension Api {
     /// - `inputGroupCallInviteMessage#8c10603f msg_id:int = InputGroupCall;`
     ///
     /// <https://core.telegram.org/type/InputGroupCall>
-    public enum InputGroupCall: TLSchemaDescribed, TLParsable {
+    public enum InputGroupCall: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputGroupCall#d8aa840f id:long access_hash:long = InputGroupCall;`
         ///
         /// <https://core.telegram.org/constructor/inputGroupCall>
@@ -1136,7 +1138,7 @@ extension Api.phone {
     /// - `phone.groupCall#9e727aad call:GroupCall participants:Vector<GroupCallParticipant> participants_next_offset:string chats:Vector<Chat> users:Vector<User> = phone.GroupCall;`
     ///
     /// <https://core.telegram.org/type/phone.GroupCall>
-    public enum GroupCall: TLSchemaDescribed, TLParsable {
+    public enum GroupCall: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `phone.groupCall#9e727aad call:GroupCall participants:Vector<GroupCallParticipant> participants_next_offset:string chats:Vector<Chat> users:Vector<User> = phone.GroupCall;`
         ///
         /// <https://core.telegram.org/constructor/phone.groupCall>
@@ -1216,7 +1218,7 @@ extension Api.phone {
     /// - `phone.exportedGroupCallInvite#204bd158 link:string = phone.ExportedGroupCallInvite;`
     ///
     /// <https://core.telegram.org/type/phone.ExportedGroupCallInvite>
-    public enum ExportedGroupCallInvite: TLSchemaDescribed, TLParsable {
+    public enum ExportedGroupCallInvite: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `phone.exportedGroupCallInvite#204bd158 link:string = phone.ExportedGroupCallInvite;`
         ///
         /// <https://core.telegram.org/constructor/phone.exportedGroupCallInvite>
@@ -1275,7 +1277,7 @@ extension Api {
     /// - `searchResultPosition#7f648b67 msg_id:int date:int offset:int = SearchResultsPosition;`
     ///
     /// <https://core.telegram.org/type/SearchResultsPosition>
-    public enum SearchResultsPosition: TLSchemaDescribed, TLParsable {
+    public enum SearchResultsPosition: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `searchResultPosition#7f648b67 msg_id:int date:int offset:int = SearchResultsPosition;`
         ///
         /// <https://core.telegram.org/constructor/searchResultPosition>
@@ -1347,7 +1349,7 @@ extension Api {
     /// - `storiesStealthMode#712e27fd flags:# active_until_date:flags.0?int cooldown_until_date:flags.1?int = StoriesStealthMode;`
     ///
     /// <https://core.telegram.org/type/StoriesStealthMode>
-    public enum StoriesStealthMode: TLSchemaDescribed, TLParsable {
+    public enum StoriesStealthMode: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `storiesStealthMode#712e27fd flags:# active_until_date:flags.0?int cooldown_until_date:flags.1?int = StoriesStealthMode;`
         ///
         /// <https://core.telegram.org/constructor/storiesStealthMode>
@@ -1362,6 +1364,7 @@ extension Api {
             public let activeUntilDate: Int32?
             public let cooldownUntilDate: Int32?
 
+            @_optimize(none)
             public init(activeUntilDate: Int32? = nil, cooldownUntilDate: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: activeUntilDate != nil)
@@ -1440,7 +1443,7 @@ extension Api.premium {
     /// - `premium.myBoosts#9ae228e2 my_boosts:Vector<MyBoost> chats:Vector<Chat> users:Vector<User> = premium.MyBoosts;`
     ///
     /// <https://core.telegram.org/type/premium.MyBoosts>
-    public enum MyBoosts: TLSchemaDescribed, TLParsable {
+    public enum MyBoosts: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `premium.myBoosts#9ae228e2 my_boosts:Vector<MyBoost> chats:Vector<Chat> users:Vector<User> = premium.MyBoosts;`
         ///
         /// <https://core.telegram.org/constructor/premium.myBoosts>
@@ -1510,7 +1513,7 @@ extension Api {
     /// - `starsGiveawayWinnersOption#54236209 flags:# default:flags.0?true users:int per_user_stars:long = StarsGiveawayWinnersOption;`
     ///
     /// <https://core.telegram.org/type/StarsGiveawayWinnersOption>
-    public enum StarsGiveawayWinnersOption: TLSchemaDescribed, TLParsable {
+    public enum StarsGiveawayWinnersOption: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starsGiveawayWinnersOption#54236209 flags:# default:flags.0?true users:int per_user_stars:long = StarsGiveawayWinnersOption;`
         ///
         /// <https://core.telegram.org/constructor/starsGiveawayWinnersOption>
@@ -1526,6 +1529,7 @@ extension Api {
             public let perUserStars: Int64
             public var `default`: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(`default`: Bool = false, users: Int32, perUserStars: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: `default`)
@@ -1593,7 +1597,7 @@ extension Api {
     /// - `suggestedPost#0e8e37e5 flags:# accepted:flags.1?true rejected:flags.2?true price:flags.3?StarsAmount schedule_date:flags.0?int = SuggestedPost;`
     ///
     /// <https://core.telegram.org/type/SuggestedPost>
-    public enum SuggestedPost: TLSchemaDescribed, TLParsable {
+    public enum SuggestedPost: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `suggestedPost#0e8e37e5 flags:# accepted:flags.1?true rejected:flags.2?true price:flags.3?StarsAmount schedule_date:flags.0?int = SuggestedPost;`
         ///
         /// <https://core.telegram.org/constructor/suggestedPost>
@@ -1610,6 +1614,7 @@ extension Api {
             public var accepted: Bool { tlFlagIsSet(flags, 0x2) }
             public var rejected: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(accepted: Bool = false, rejected: Bool = false, price: Api.StarsAmount? = nil, scheduleDate: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: accepted)
@@ -1689,7 +1694,7 @@ extension Api {
     /// - `inputPasskeyResponseLogin#c31fc14a client_data:DataJSON authenticator_data:bytes signature:bytes user_handle:string = InputPasskeyResponse;`
     ///
     /// <https://core.telegram.org/type/InputPasskeyResponse>
-    public enum InputPasskeyResponse: TLSchemaDescribed, TLParsable {
+    public enum InputPasskeyResponse: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputPasskeyResponseRegister#3e63935c client_data:DataJSON attestation_data:bytes = InputPasskeyResponse;`
         ///
         /// <https://core.telegram.org/constructor/inputPasskeyResponseRegister>
@@ -1799,7 +1804,7 @@ extension Api {
     /// - `webDomainException#933ca597 flags:# domain:string url:string title:string favicon:flags.0?long = WebDomainException;`
     ///
     /// <https://core.telegram.org/type/WebDomainException>
-    public enum WebDomainException: TLSchemaDescribed, TLParsable {
+    public enum WebDomainException: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `webDomainException#933ca597 flags:# domain:string url:string title:string favicon:flags.0?long = WebDomainException;`
         ///
         /// <https://core.telegram.org/constructor/webDomainException>
@@ -1816,6 +1821,7 @@ extension Api {
             public let title: String
             public let favicon: Int64?
 
+            @_optimize(none)
             public init(domain: String, url: String, title: String, favicon: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: favicon != nil)
@@ -1898,7 +1904,7 @@ extension Api {
     /// - `pageButton#692a5488 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = PageButton;`
     ///
     /// <https://core.telegram.org/type/PageButton>
-    public enum PageButton: TLSchemaDescribed, TLParsable {
+    public enum PageButton: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `pageButton#692a5488 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = PageButton;`
         ///
         /// <https://core.telegram.org/constructor/pageButton>
@@ -1914,6 +1920,7 @@ extension Api {
             public let type: Api.InlineButtonType
             public let style: Api.RichButtonStyle?
 
+            @_optimize(none)
             public init(text: Api.RichText, type: Api.InlineButtonType, style: Api.RichButtonStyle? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: style != nil)
@@ -2040,6 +2047,7 @@ extension Api.functions.auth {
     /// `auth.logOut#3e72ba19 = auth.LoggedOut;`
     ///
     /// <https://core.telegram.org/method/auth.logOut>
+    @_optimize(none)
     public static func logOut() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.LoggedOut>) {
         let buffer = Buffer()
         logOut(into: buffer)
@@ -2047,7 +2055,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.logOut` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func logOut(into buffer: Buffer) {
         buffer.appendUInt32(0x3e72ba19)
     }
@@ -2057,6 +2065,7 @@ extension Api.functions.auth {
     /// `auth.importAuthorization#a57a7dad id:long bytes:bytes = auth.Authorization;`
     ///
     /// <https://core.telegram.org/method/auth.importAuthorization>
+    @_optimize(none)
     public static func importAuthorization(id: Int64, bytes: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         importAuthorization(into: buffer, id: id, bytes: bytes)
@@ -2064,7 +2073,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.importAuthorization` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func importAuthorization(into buffer: Buffer, id: Int64, bytes: [UInt8]) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xa57a7dad)
@@ -2078,6 +2087,7 @@ extension Api.functions.auth {
     /// `auth.checkRecoveryPassword#0d36bf79 code:string = Bool;`
     ///
     /// <https://core.telegram.org/method/auth.checkRecoveryPassword>
+    @_optimize(none)
     public static func checkRecoveryPassword(code: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkRecoveryPassword(into: buffer, code: code)
@@ -2085,7 +2095,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.checkRecoveryPassword` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkRecoveryPassword(into buffer: Buffer, code: String) {
         buffer.appendUInt32(0x0d36bf79)
         buffer.appendTLString(code)
@@ -2096,6 +2106,7 @@ extension Api.functions.auth {
     /// `auth.initFirebasePnvLogin#777df37a api_id:int api_hash:string = auth.FirebasePnvIntent;`
     ///
     /// <https://core.telegram.org/method/auth.initFirebasePnvLogin>
+    @_optimize(none)
     public static func initFirebasePnvLogin(apiId: Int32, apiHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.FirebasePnvIntent>) {
         let buffer = Buffer()
         initFirebasePnvLogin(into: buffer, apiId: apiId, apiHash: apiHash)
@@ -2103,7 +2114,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.initFirebasePnvLogin` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func initFirebasePnvLogin(into buffer: Buffer, apiId: Int32, apiHash: String) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x777df37a)
@@ -2117,6 +2128,7 @@ extension Api.functions.account {
     /// `account.updateUsername#3e0bdd7c username:string = User;`
     ///
     /// <https://core.telegram.org/method/account.updateUsername>
+    @_optimize(none)
     public static func updateUsername(username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         updateUsername(into: buffer, username: username)
@@ -2124,7 +2136,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateUsername` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateUsername(into buffer: Buffer, username: String) {
         buffer.appendUInt32(0x3e0bdd7c)
         buffer.appendTLString(username)
@@ -2135,6 +2147,7 @@ extension Api.functions.account {
     /// `account.sendChangePhoneCode#82574ae5 phone_number:string settings:CodeSettings = auth.SentCode;`
     ///
     /// <https://core.telegram.org/method/account.sendChangePhoneCode>
+    @_optimize(none)
     public static func sendChangePhoneCode(phoneNumber: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
         let buffer = Buffer()
         sendChangePhoneCode(into: buffer, phoneNumber: phoneNumber, settings: settings)
@@ -2142,7 +2155,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.sendChangePhoneCode` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendChangePhoneCode(into buffer: Buffer, phoneNumber: String, settings: Api.CodeSettings) {
         buffer.appendUInt32(0x82574ae5)
         buffer.appendTLString(phoneNumber)
@@ -2154,6 +2167,7 @@ extension Api.functions.account {
     /// `account.verifyPhone#4dd3a7f6 phone_number:string phone_code_hash:string phone_code:string = Bool;`
     ///
     /// <https://core.telegram.org/method/account.verifyPhone>
+    @_optimize(none)
     public static func verifyPhone(phoneNumber: String, phoneCodeHash: String, phoneCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         verifyPhone(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode)
@@ -2161,7 +2175,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.verifyPhone` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func verifyPhone(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, phoneCode: String) {
         buffer.appendUInt32(0x4dd3a7f6)
         buffer.appendTLString(phoneNumber)
@@ -2174,6 +2188,7 @@ extension Api.functions.account {
     /// `account.reportProfilePhoto#fa8cc6f5 peer:InputPeer photo_id:InputPhoto reason:ReportReason message:string = Bool;`
     ///
     /// <https://core.telegram.org/method/account.reportProfilePhoto>
+    @_optimize(none)
     public static func reportProfilePhoto(peer: Api.InputPeer, photoId: Api.InputPhoto, reason: Api.ReportReason, message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportProfilePhoto(into: buffer, peer: peer, photoId: photoId, reason: reason, message: message)
@@ -2181,7 +2196,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.reportProfilePhoto` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reportProfilePhoto(into buffer: Buffer, peer: Api.InputPeer, photoId: Api.InputPhoto, reason: Api.ReportReason, message: String) {
         buffer.appendUInt32(0xfa8cc6f5)
         peer.serialize(buffer, true)
@@ -2195,6 +2210,7 @@ extension Api.functions.account {
     /// `account.registerPasskey#55b41fd6 credential:InputPasskeyCredential = Passkey;`
     ///
     /// <https://core.telegram.org/method/account.registerPasskey>
+    @_optimize(none)
     public static func registerPasskey(credential: Api.InputPasskeyCredential) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Passkey>) {
         let buffer = Buffer()
         registerPasskey(into: buffer, credential: credential)
@@ -2202,7 +2218,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.registerPasskey` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func registerPasskey(into buffer: Buffer, credential: Api.InputPasskeyCredential) {
         buffer.appendUInt32(0x55b41fd6)
         credential.serialize(buffer, true)
@@ -2213,6 +2229,7 @@ extension Api.functions.contacts {
     /// `contacts.getSaved#82f1e39f = Vector<SavedContact>;`
     ///
     /// <https://core.telegram.org/method/contacts.getSaved>
+    @_optimize(none)
     public static func getSaved() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.SavedContact]>) {
         let buffer = Buffer()
         getSaved(into: buffer)
@@ -2220,7 +2237,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getSaved` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSaved(into buffer: Buffer) {
         buffer.appendUInt32(0x82f1e39f)
     }
@@ -2230,6 +2247,7 @@ extension Api.functions.messages {
     /// `messages.readHistory#0e306d3a peer:InputPeer max_id:int = messages.AffectedMessages;`
     ///
     /// <https://core.telegram.org/method/messages.readHistory>
+    @_optimize(none)
     public static func readHistory(peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
         let buffer = Buffer()
         readHistory(into: buffer, peer: peer, maxId: maxId)
@@ -2237,7 +2255,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readHistory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func readHistory(into buffer: Buffer, peer: Api.InputPeer, maxId: Int32) {
         buffer.appendUInt32(0x0e306d3a)
         peer.serialize(buffer, true)
@@ -2249,6 +2267,7 @@ extension Api.functions.messages {
     /// `messages.setInlineBotResults#bb12a419 flags:# gallery:flags.0?true private:flags.1?true query_id:long results:Vector<InputBotInlineResult> cache_time:int next_offset:flags.2?string switch_pm:flags.3?InlineBotSwitchPM switch_webview:flags.4?InlineBotWebView = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.setInlineBotResults>
+    @_optimize(none)
     public static func setInlineBotResults(gallery: Bool = false, `private`: Bool = false, queryId: Int64, results: [Api.InputBotInlineResult], cacheTime: Int32, nextOffset: String? = nil, switchPm: Api.InlineBotSwitchPM? = nil, switchWebview: Api.InlineBotWebView? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setInlineBotResults(into: buffer, gallery: gallery, private: `private`, queryId: queryId, results: results, cacheTime: cacheTime, nextOffset: nextOffset, switchPm: switchPm, switchWebview: switchWebview)
@@ -2256,7 +2275,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setInlineBotResults` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setInlineBotResults(into buffer: Buffer, gallery: Bool = false, `private`: Bool = false, queryId: Int64, results: [Api.InputBotInlineResult], cacheTime: Int32, nextOffset: String? = nil, switchPm: Api.InlineBotSwitchPM? = nil, switchWebview: Api.InlineBotWebView? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: gallery)
@@ -2283,6 +2302,7 @@ extension Api.functions.messages {
     /// `messages.saveDraft#ad0fa15c flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo peer:InputPeer message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?InputRichMessage = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.saveDraft>
+    @_optimize(none)
     public static func saveDraft(noWebpage: Bool = false, invertMedia: Bool = false, replyTo: Api.InputReplyTo? = nil, peer: Api.InputPeer, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, effect: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveDraft(into: buffer, noWebpage: noWebpage, invertMedia: invertMedia, replyTo: replyTo, peer: peer, message: message, entities: entities, media: media, effect: effect, suggestedPost: suggestedPost, richMessage: richMessage)
@@ -2290,7 +2310,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.saveDraft` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveDraft(into buffer: Buffer, noWebpage: Bool = false, invertMedia: Bool = false, replyTo: Api.InputReplyTo? = nil, peer: Api.InputPeer, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, effect: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: noWebpage)
@@ -2324,6 +2344,7 @@ extension Api.functions.messages {
     /// `messages.getOnlines#6e2be050 peer:InputPeer = ChatOnlines;`
     ///
     /// <https://core.telegram.org/method/messages.getOnlines>
+    @_optimize(none)
     public static func getOnlines(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ChatOnlines>) {
         let buffer = Buffer()
         getOnlines(into: buffer, peer: peer)
@@ -2331,7 +2352,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getOnlines` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getOnlines(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x6e2be050)
         peer.serialize(buffer, true)
@@ -2342,6 +2363,7 @@ extension Api.functions.messages {
     /// `messages.deleteRevokedExportedChatInvites#56987bd5 peer:InputPeer admin_id:InputUser = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.deleteRevokedExportedChatInvites>
+    @_optimize(none)
     public static func deleteRevokedExportedChatInvites(peer: Api.InputPeer, adminId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteRevokedExportedChatInvites(into: buffer, peer: peer, adminId: adminId)
@@ -2349,7 +2371,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteRevokedExportedChatInvites` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteRevokedExportedChatInvites(into buffer: Buffer, peer: Api.InputPeer, adminId: Api.InputUser) {
         buffer.appendUInt32(0x56987bd5)
         peer.serialize(buffer, true)
@@ -2361,6 +2383,7 @@ extension Api.functions.messages {
     /// `messages.setHistoryTTL#b80e5fe4 peer:InputPeer period:int = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.setHistoryTTL>
+    @_optimize(none)
     public static func setHistoryTTL(peer: Api.InputPeer, period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setHistoryTTL(into: buffer, peer: peer, period: period)
@@ -2368,7 +2391,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setHistoryTTL` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setHistoryTTL(into buffer: Buffer, peer: Api.InputPeer, period: Int32) {
         buffer.appendUInt32(0xb80e5fe4)
         peer.serialize(buffer, true)
@@ -2380,6 +2403,7 @@ extension Api.functions.messages {
     /// `messages.getSearchResultsCalendar#6aa3f6bd flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int offset_date:int = messages.SearchResultsCalendar;`
     ///
     /// <https://core.telegram.org/method/messages.getSearchResultsCalendar>
+    @_optimize(none)
     public static func getSearchResultsCalendar(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, offsetDate: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SearchResultsCalendar>) {
         let buffer = Buffer()
         getSearchResultsCalendar(into: buffer, peer: peer, savedPeerId: savedPeerId, filter: filter, offsetId: offsetId, offsetDate: offsetDate)
@@ -2387,7 +2411,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSearchResultsCalendar` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSearchResultsCalendar(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, offsetDate: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: savedPeerId != nil)
@@ -2409,6 +2433,7 @@ extension Api.functions.messages {
     /// `messages.requestWebView#269dc2c1 flags:# from_bot_menu:flags.4?true silent:flags.5?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser url:flags.1?string start_param:flags.3?string theme_params:flags.2?DataJSON platform:string reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = WebViewResult;`
     ///
     /// <https://core.telegram.org/method/messages.requestWebView>
+    @_optimize(none)
     public static func requestWebView(fromBotMenu: Bool = false, silent: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
         let buffer = Buffer()
         requestWebView(into: buffer, fromBotMenu: fromBotMenu, silent: silent, compact: compact, fullscreen: fullscreen, peer: peer, bot: bot, url: url, startParam: startParam, themeParams: themeParams, platform: platform, replyTo: replyTo, sendAs: sendAs)
@@ -2416,7 +2441,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestWebView` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func requestWebView(into buffer: Buffer, fromBotMenu: Bool = false, silent: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x10, when: fromBotMenu)
@@ -2451,6 +2476,7 @@ extension Api.functions.messages {
     /// `messages.getBotApp#34fdc5c3 app:InputBotApp hash:long = messages.BotApp;`
     ///
     /// <https://core.telegram.org/method/messages.getBotApp>
+    @_optimize(none)
     public static func getBotApp(app: Api.InputBotApp, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotApp>) {
         let buffer = Buffer()
         getBotApp(into: buffer, app: app, hash: hash)
@@ -2458,7 +2484,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getBotApp` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getBotApp(into buffer: Buffer, app: Api.InputBotApp, hash: Int64) {
         buffer.appendUInt32(0x34fdc5c3)
         app.serialize(buffer, true)
@@ -2470,6 +2496,7 @@ extension Api.functions.messages {
     /// `messages.editForumTopic#cecc1134 flags:# peer:InputPeer topic_id:int title:flags.0?string icon_emoji_id:flags.1?long closed:flags.2?Bool hidden:flags.3?Bool = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.editForumTopic>
+    @_optimize(none)
     public static func editForumTopic(peer: Api.InputPeer, topicId: Int32, title: String? = nil, iconEmojiId: Int64? = nil, closed: Bool? = nil, hidden: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editForumTopic(into: buffer, peer: peer, topicId: topicId, title: title, iconEmojiId: iconEmojiId, closed: closed, hidden: hidden)
@@ -2477,7 +2504,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editForumTopic` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editForumTopic(into buffer: Buffer, peer: Api.InputPeer, topicId: Int32, title: String? = nil, iconEmojiId: Int64? = nil, closed: Bool? = nil, hidden: Bool? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: title != nil)
@@ -2511,6 +2538,7 @@ extension Api.functions.messages {
     /// `messages.setBotGuestChatResult#b8f106e3 query_id:long result:InputBotInlineResult = InputBotInlineMessageID;`
     ///
     /// <https://core.telegram.org/method/messages.setBotGuestChatResult>
+    @_optimize(none)
     public static func setBotGuestChatResult(queryId: Int64, result: Api.InputBotInlineResult) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.InputBotInlineMessageID>) {
         let buffer = Buffer()
         setBotGuestChatResult(into: buffer, queryId: queryId, result: result)
@@ -2518,7 +2546,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setBotGuestChatResult` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setBotGuestChatResult(into buffer: Buffer, queryId: Int64, result: Api.InputBotInlineResult) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xb8f106e3)
@@ -2532,6 +2560,7 @@ extension Api.functions.upload {
     /// `upload.reuploadCdnFile#9b2754a8 file_token:bytes request_token:bytes = Vector<FileHash>;`
     ///
     /// <https://core.telegram.org/method/upload.reuploadCdnFile>
+    @_optimize(none)
     public static func reuploadCdnFile(fileToken: [UInt8], requestToken: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FileHash]>) {
         let buffer = Buffer()
         reuploadCdnFile(into: buffer, fileToken: fileToken, requestToken: requestToken)
@@ -2539,7 +2568,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.reuploadCdnFile` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reuploadCdnFile(into buffer: Buffer, fileToken: [UInt8], requestToken: [UInt8]) {
         buffer.appendUInt32(0x9b2754a8)
         buffer.appendTLBytes(fileToken)
@@ -2551,6 +2580,7 @@ extension Api.functions.channels {
     /// `channels.editPhoto#f12e57c9 channel:InputChannel photo:InputChatPhoto = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.editPhoto>
+    @_optimize(none)
     public static func editPhoto(channel: Api.InputChannel, photo: Api.InputChatPhoto) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editPhoto(into: buffer, channel: channel, photo: photo)
@@ -2558,7 +2588,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.editPhoto` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editPhoto(into buffer: Buffer, channel: Api.InputChannel, photo: Api.InputChatPhoto) {
         buffer.appendUInt32(0xf12e57c9)
         channel.serialize(buffer, true)
@@ -2570,6 +2600,7 @@ extension Api.functions.channels {
     /// `channels.getMessageAuthor#ece2a0e6 channel:InputChannel id:int = User;`
     ///
     /// <https://core.telegram.org/method/channels.getMessageAuthor>
+    @_optimize(none)
     public static func getMessageAuthor(channel: Api.InputChannel, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         getMessageAuthor(into: buffer, channel: channel, id: id)
@@ -2577,7 +2608,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getMessageAuthor` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMessageAuthor(into buffer: Buffer, channel: Api.InputChannel, id: Int32) {
         buffer.appendUInt32(0xece2a0e6)
         channel.serialize(buffer, true)
@@ -2589,6 +2620,7 @@ extension Api.functions.bots {
     /// `bots.updateStarRefProgram#778b5ab3 flags:# bot:InputUser commission_permille:int duration_months:flags.0?int = StarRefProgram;`
     ///
     /// <https://core.telegram.org/method/bots.updateStarRefProgram>
+    @_optimize(none)
     public static func updateStarRefProgram(bot: Api.InputUser, commissionPermille: Int32, durationMonths: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StarRefProgram>) {
         let buffer = Buffer()
         updateStarRefProgram(into: buffer, bot: bot, commissionPermille: commissionPermille, durationMonths: durationMonths)
@@ -2596,7 +2628,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.updateStarRefProgram` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateStarRefProgram(into buffer: Buffer, bot: Api.InputUser, commissionPermille: Int32, durationMonths: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: durationMonths != nil)
@@ -2618,6 +2650,7 @@ extension Api.functions.payments {
     /// `payments.assignAppStoreTransaction#80ed747d receipt:bytes purpose:InputStorePaymentPurpose = Updates;`
     ///
     /// <https://core.telegram.org/method/payments.assignAppStoreTransaction>
+    @_optimize(none)
     public static func assignAppStoreTransaction(receipt: [UInt8], purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         assignAppStoreTransaction(into: buffer, receipt: receipt, purpose: purpose)
@@ -2625,7 +2658,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.assignAppStoreTransaction` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func assignAppStoreTransaction(into buffer: Buffer, receipt: [UInt8], purpose: Api.InputStorePaymentPurpose) {
         buffer.appendUInt32(0x80ed747d)
         buffer.appendTLBytes(receipt)
@@ -2637,6 +2670,7 @@ extension Api.functions.phone {
     /// `phone.sendGroupCallMessage#b1d11410 flags:# call:InputGroupCall random_id:long message:TextWithEntities allow_paid_stars:flags.0?long send_as:flags.1?InputPeer = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.sendGroupCallMessage>
+    @_optimize(none)
     public static func sendGroupCallMessage(call: Api.InputGroupCall, randomId: Int64, message: Api.TextWithEntities, allowPaidStars: Int64? = nil, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendGroupCallMessage(into: buffer, call: call, randomId: randomId, message: message, allowPaidStars: allowPaidStars, sendAs: sendAs)
@@ -2644,7 +2678,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.sendGroupCallMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendGroupCallMessage(into buffer: Buffer, call: Api.InputGroupCall, randomId: Int64, message: Api.TextWithEntities, allowPaidStars: Int64? = nil, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: allowPaidStars != nil)
@@ -2667,6 +2701,7 @@ extension Api.functions.folders {
     /// `folders.editPeerFolders#6847d0ab folder_peers:Vector<InputFolderPeer> = Updates;`
     ///
     /// <https://core.telegram.org/method/folders.editPeerFolders>
+    @_optimize(none)
     public static func editPeerFolders(folderPeers: [Api.InputFolderPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editPeerFolders(into: buffer, folderPeers: folderPeers)
@@ -2674,7 +2709,7 @@ extension Api.functions.folders {
     }
 
     /// Writes `folders.editPeerFolders` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editPeerFolders(into buffer: Buffer, folderPeers: [Api.InputFolderPeer]) {
         buffer.appendUInt32(0x6847d0ab)
         buffer.appendVector(folderPeers, boxed: true)
@@ -2685,6 +2720,7 @@ extension Api.functions.chatlists {
     /// `chatlists.deleteExportedInvite#719c5c5e chatlist:InputChatlist slug:string = Bool;`
     ///
     /// <https://core.telegram.org/method/chatlists.deleteExportedInvite>
+    @_optimize(none)
     public static func deleteExportedInvite(chatlist: Api.InputChatlist, slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteExportedInvite(into: buffer, chatlist: chatlist, slug: slug)
@@ -2692,7 +2728,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.deleteExportedInvite` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteExportedInvite(into buffer: Buffer, chatlist: Api.InputChatlist, slug: String) {
         buffer.appendUInt32(0x719c5c5e)
         chatlist.serialize(buffer, true)

@@ -18,7 +18,7 @@ extension Api {
     /// - `inputReportReasonPersonalDetails#9ec7863d = ReportReason;`
     ///
     /// <https://core.telegram.org/type/ReportReason>
-    public enum ReportReason: TLSchemaDescribed, TLParsable {
+    public enum ReportReason: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputReportReasonSpam#58dbcab8 = ReportReason;`
         ///
         /// <https://core.telegram.org/constructor/inputReportReasonSpam>
@@ -158,7 +158,7 @@ extension Api {
     /// - `inputEncryptedChat#f141b5e1 chat_id:int access_hash:long = InputEncryptedChat;`
     ///
     /// <https://core.telegram.org/type/InputEncryptedChat>
-    public enum InputEncryptedChat: TLSchemaDescribed, TLParsable {
+    public enum InputEncryptedChat: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputEncryptedChat#f141b5e1 chat_id:int access_hash:long = InputEncryptedChat;`
         ///
         /// <https://core.telegram.org/constructor/inputEncryptedChat>
@@ -226,7 +226,7 @@ extension Api.messages {
     /// - `messages.dhConfig#2c221edd g:int p:bytes version:int random:bytes = messages.DhConfig;`
     ///
     /// <https://core.telegram.org/type/messages.DhConfig>
-    public enum DhConfig: TLSchemaDescribed, TLParsable {
+    public enum DhConfig: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.dhConfigNotModified#c0e24635 random:bytes = messages.DhConfig;`
         ///
         /// <https://core.telegram.org/constructor/messages.dhConfigNotModified>
@@ -335,7 +335,7 @@ extension Api {
     /// - `inputPaymentCredentialsGooglePay#8ac32801 payment_token:DataJSON = InputPaymentCredentials;`
     ///
     /// <https://core.telegram.org/type/InputPaymentCredentials>
-    public enum InputPaymentCredentials: TLSchemaDescribed, TLParsable {
+    public enum InputPaymentCredentials: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputPaymentCredentialsSaved#c10eb2cf id:string tmp_password:bytes = InputPaymentCredentials;`
         ///
         /// <https://core.telegram.org/constructor/inputPaymentCredentialsSaved>
@@ -375,6 +375,7 @@ extension Api {
             public let data: Api.DataJSON
             public var save: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(save: Bool = false, data: Api.DataJSON) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: save)
@@ -505,7 +506,7 @@ extension Api {
     /// - `inputFolderPeer#fbd2c296 peer:InputPeer folder_id:int = InputFolderPeer;`
     ///
     /// <https://core.telegram.org/type/InputFolderPeer>
-    public enum InputFolderPeer: TLSchemaDescribed, TLParsable {
+    public enum InputFolderPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputFolderPeer#fbd2c296 peer:InputPeer folder_id:int = InputFolderPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputFolderPeer>
@@ -573,7 +574,7 @@ extension Api {
     /// - `inputEmojiStatusCollectible#07141dbf flags:# collectible_id:long until:flags.0?int = EmojiStatus;`
     ///
     /// <https://core.telegram.org/type/EmojiStatus>
-    public enum EmojiStatus: TLSchemaDescribed, TLParsable {
+    public enum EmojiStatus: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `emojiStatusEmpty#2de11aae = EmojiStatus;`
         ///
         /// <https://core.telegram.org/constructor/emojiStatusEmpty>
@@ -600,6 +601,7 @@ extension Api {
             public let documentId: Int64
             public let until: Int32?
 
+            @_optimize(none)
             public init(documentId: Int64, until: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: until != nil)
@@ -632,6 +634,7 @@ extension Api {
             public let textColor: Int32
             public let until: Int32?
 
+            @_optimize(none)
             public init(collectibleId: Int64, documentId: Int64, title: String, slug: String, patternDocumentId: Int64, centerColor: Int32, edgeColor: Int32, patternColor: Int32, textColor: Int32, until: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: until != nil)
@@ -672,6 +675,7 @@ extension Api {
             public let collectibleId: Int64
             public let until: Int32?
 
+            @_optimize(none)
             public init(collectibleId: Int64, until: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: until != nil)
@@ -835,7 +839,7 @@ extension Api {
     /// - `exportedContactToken#41bf109b url:string expires:int = ExportedContactToken;`
     ///
     /// <https://core.telegram.org/type/ExportedContactToken>
-    public enum ExportedContactToken: TLSchemaDescribed, TLParsable {
+    public enum ExportedContactToken: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `exportedContactToken#41bf109b url:string expires:int = ExportedContactToken;`
         ///
         /// <https://core.telegram.org/constructor/exportedContactToken>
@@ -900,7 +904,7 @@ extension Api.account {
     /// - `account.connectedBots#17d7f87b connected_bots:Vector<ConnectedBot> users:Vector<User> = account.ConnectedBots;`
     ///
     /// <https://core.telegram.org/type/account.ConnectedBots>
-    public enum ConnectedBots: TLSchemaDescribed, TLParsable {
+    public enum ConnectedBots: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.connectedBots#17d7f87b connected_bots:Vector<ConnectedBot> users:Vector<User> = account.ConnectedBots;`
         ///
         /// <https://core.telegram.org/constructor/account.connectedBots>
@@ -965,7 +969,7 @@ extension Api {
     /// - `starGiftBackground#aff56398 center_color:int edge_color:int text_color:int = StarGiftBackground;`
     ///
     /// <https://core.telegram.org/type/StarGiftBackground>
-    public enum StarGiftBackground: TLSchemaDescribed, TLParsable {
+    public enum StarGiftBackground: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starGiftBackground#aff56398 center_color:int edge_color:int text_color:int = StarGiftBackground;`
         ///
         /// <https://core.telegram.org/constructor/starGiftBackground>
@@ -1036,6 +1040,7 @@ extension Api.functions.account {
     /// `account.updateProfile#78515775 flags:# first_name:flags.0?string last_name:flags.1?string about:flags.2?string = User;`
     ///
     /// <https://core.telegram.org/method/account.updateProfile>
+    @_optimize(none)
     public static func updateProfile(firstName: String? = nil, lastName: String? = nil, about: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         updateProfile(into: buffer, firstName: firstName, lastName: lastName, about: about)
@@ -1043,7 +1048,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateProfile` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateProfile(into buffer: Buffer, firstName: String? = nil, lastName: String? = nil, about: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: firstName != nil)
@@ -1069,6 +1074,7 @@ extension Api.functions.account {
     /// `account.deleteAccount#a2c0cf74 flags:# reason:string password:flags.0?InputCheckPasswordSRP = Bool;`
     ///
     /// <https://core.telegram.org/method/account.deleteAccount>
+    @_optimize(none)
     public static func deleteAccount(reason: String, password: Api.InputCheckPasswordSRP? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteAccount(into: buffer, reason: reason, password: password)
@@ -1076,7 +1082,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.deleteAccount` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteAccount(into buffer: Buffer, reason: String, password: Api.InputCheckPasswordSRP? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: password != nil)
@@ -1093,6 +1099,7 @@ extension Api.functions.account {
     /// `account.setGlobalPrivacySettings#1edaaac2 settings:GlobalPrivacySettings = GlobalPrivacySettings;`
     ///
     /// <https://core.telegram.org/method/account.setGlobalPrivacySettings>
+    @_optimize(none)
     public static func setGlobalPrivacySettings(settings: Api.GlobalPrivacySettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.GlobalPrivacySettings>) {
         let buffer = Buffer()
         setGlobalPrivacySettings(into: buffer, settings: settings)
@@ -1100,7 +1107,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setGlobalPrivacySettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setGlobalPrivacySettings(into buffer: Buffer, settings: Api.GlobalPrivacySettings) {
         buffer.appendUInt32(0x1edaaac2)
         settings.serialize(buffer, true)
@@ -1111,6 +1118,7 @@ extension Api.functions.messages {
     /// `messages.sendScheduledMessages#bd38850a peer:InputPeer id:Vector<int> = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.sendScheduledMessages>
+    @_optimize(none)
     public static func sendScheduledMessages(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendScheduledMessages(into: buffer, peer: peer, id: id)
@@ -1118,7 +1126,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendScheduledMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendScheduledMessages(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0xbd38850a)
         peer.serialize(buffer, true)
@@ -1130,6 +1138,7 @@ extension Api.functions.messages {
     /// `messages.getAvailableReactions#18dea0ac hash:int = messages.AvailableReactions;`
     ///
     /// <https://core.telegram.org/method/messages.getAvailableReactions>
+    @_optimize(none)
     public static func getAvailableReactions(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AvailableReactions>) {
         let buffer = Buffer()
         getAvailableReactions(into: buffer, hash: hash)
@@ -1137,7 +1146,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAvailableReactions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAvailableReactions(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x18dea0ac)
@@ -1150,6 +1159,7 @@ extension Api.functions.messages {
     /// `messages.getRichMessage#501569cf peer:InputPeer id:int = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.getRichMessage>
+    @_optimize(none)
     public static func getRichMessage(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getRichMessage(into: buffer, peer: peer, id: id)
@@ -1157,7 +1167,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getRichMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getRichMessage(into buffer: Buffer, peer: Api.InputPeer, id: Int32) {
         buffer.appendUInt32(0x501569cf)
         peer.serialize(buffer, true)
@@ -1169,6 +1179,7 @@ extension Api.functions.channels {
     /// `channels.readMessageContents#eab5dc38 channel:InputChannel id:Vector<int> = Bool;`
     ///
     /// <https://core.telegram.org/method/channels.readMessageContents>
+    @_optimize(none)
     public static func readMessageContents(channel: Api.InputChannel, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readMessageContents(into: buffer, channel: channel, id: id)
@@ -1176,7 +1187,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.readMessageContents` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func readMessageContents(into buffer: Buffer, channel: Api.InputChannel, id: [Int32]) {
         buffer.appendUInt32(0xeab5dc38)
         channel.serialize(buffer, true)
@@ -1188,6 +1199,7 @@ extension Api.functions.channels {
     /// `channels.reportAntiSpamFalsePositive#a850a693 channel:InputChannel msg_id:int = Bool;`
     ///
     /// <https://core.telegram.org/method/channels.reportAntiSpamFalsePositive>
+    @_optimize(none)
     public static func reportAntiSpamFalsePositive(channel: Api.InputChannel, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportAntiSpamFalsePositive(into: buffer, channel: channel, msgId: msgId)
@@ -1195,7 +1207,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.reportAntiSpamFalsePositive` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reportAntiSpamFalsePositive(into buffer: Buffer, channel: Api.InputChannel, msgId: Int32) {
         buffer.appendUInt32(0xa850a693)
         channel.serialize(buffer, true)
@@ -1207,6 +1219,7 @@ extension Api.functions.payments {
     /// `payments.sendStarGiftOffer#8fb86b41 flags:# peer:InputPeer slug:string price:StarsAmount duration:int random_id:long allow_paid_stars:flags.0?long = Updates;`
     ///
     /// <https://core.telegram.org/method/payments.sendStarGiftOffer>
+    @_optimize(none)
     public static func sendStarGiftOffer(peer: Api.InputPeer, slug: String, price: Api.StarsAmount, duration: Int32, randomId: Int64, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendStarGiftOffer(into: buffer, peer: peer, slug: slug, price: price, duration: duration, randomId: randomId, allowPaidStars: allowPaidStars)
@@ -1214,7 +1227,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.sendStarGiftOffer` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendStarGiftOffer(into buffer: Buffer, peer: Api.InputPeer, slug: String, price: Api.StarsAmount, duration: Int32, randomId: Int64, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: allowPaidStars != nil)
@@ -1239,6 +1252,7 @@ extension Api.functions.phone {
     /// `phone.declineConferenceCallInvite#3c479971 msg_id:int = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.declineConferenceCallInvite>
+    @_optimize(none)
     public static func declineConferenceCallInvite(msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         declineConferenceCallInvite(into: buffer, msgId: msgId)
@@ -1246,7 +1260,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.declineConferenceCallInvite` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func declineConferenceCallInvite(into buffer: Buffer, msgId: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x3c479971)
@@ -1259,6 +1273,7 @@ extension Api.functions.langpack {
     /// `langpack.getStrings#efea3803 lang_pack:string lang_code:string keys:Vector<string> = Vector<LangPackString>;`
     ///
     /// <https://core.telegram.org/method/langpack.getStrings>
+    @_optimize(none)
     public static func getStrings(langPack: String, langCode: String, keys: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.LangPackString]>) {
         let buffer = Buffer()
         getStrings(into: buffer, langPack: langPack, langCode: langCode, keys: keys)
@@ -1266,7 +1281,7 @@ extension Api.functions.langpack {
     }
 
     /// Writes `langpack.getStrings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStrings(into buffer: Buffer, langPack: String, langCode: String, keys: [String]) {
         buffer.appendUInt32(0xefea3803)
         buffer.appendTLString(langPack)
@@ -1279,6 +1294,7 @@ extension Api.functions.stats {
     /// `stats.getPollStats#c27dfa68 flags:# dark:flags.0?true peer:InputPeer msg_id:int = stats.PollStats;`
     ///
     /// <https://core.telegram.org/method/stats.getPollStats>
+    @_optimize(none)
     public static func getPollStats(dark: Bool = false, peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.PollStats>) {
         let buffer = Buffer()
         getPollStats(into: buffer, dark: dark, peer: peer, msgId: msgId)
@@ -1286,7 +1302,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getPollStats` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPollStats(into buffer: Buffer, dark: Bool = false, peer: Api.InputPeer, msgId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -1303,6 +1319,7 @@ extension Api.functions.chatlists {
     /// `chatlists.getChatlistUpdates#89419521 chatlist:InputChatlist = chatlists.ChatlistUpdates;`
     ///
     /// <https://core.telegram.org/method/chatlists.getChatlistUpdates>
+    @_optimize(none)
     public static func getChatlistUpdates(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ChatlistUpdates>) {
         let buffer = Buffer()
         getChatlistUpdates(into: buffer, chatlist: chatlist)
@@ -1310,7 +1327,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.getChatlistUpdates` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getChatlistUpdates(into buffer: Buffer, chatlist: Api.InputChatlist) {
         buffer.appendUInt32(0x89419521)
         chatlist.serialize(buffer, true)
@@ -1321,6 +1338,7 @@ extension Api.functions.smsjobs {
     /// `smsjobs.getSmsJob#778d902f job_id:string = SmsJob;`
     ///
     /// <https://core.telegram.org/method/smsjobs.getSmsJob>
+    @_optimize(none)
     public static func getSmsJob(jobId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.SmsJob>) {
         let buffer = Buffer()
         getSmsJob(into: buffer, jobId: jobId)
@@ -1328,7 +1346,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.getSmsJob` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSmsJob(into buffer: Buffer, jobId: String) {
         buffer.appendUInt32(0x778d902f)
         buffer.appendTLString(jobId)

@@ -9,7 +9,7 @@ extension Api {
     /// - `keyboardButton#2f67a72f flags:# style:flags.10?KeyboardButtonStyle text:string type:ButtonType = KeyboardButton;`
     ///
     /// <https://core.telegram.org/type/KeyboardButton>
-    public enum KeyboardButton: TLSchemaDescribed, TLParsable {
+    public enum KeyboardButton: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `keyboardButton#2f67a72f flags:# style:flags.10?KeyboardButtonStyle text:string type:ButtonType = KeyboardButton;`
         ///
         /// <https://core.telegram.org/constructor/keyboardButton>
@@ -25,6 +25,7 @@ extension Api {
             public let text: String
             public let type: Api.ButtonType
 
+            @_optimize(none)
             public init(style: Api.KeyboardButtonStyle? = nil, text: String, type: Api.ButtonType) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x400, when: style != nil)
@@ -107,7 +108,7 @@ extension Api {
     /// - `channelParticipantsMentions#e04b5ceb flags:# q:flags.0?string top_msg_id:flags.1?int = ChannelParticipantsFilter;`
     ///
     /// <https://core.telegram.org/type/ChannelParticipantsFilter>
-    public enum ChannelParticipantsFilter: TLSchemaDescribed, TLParsable {
+    public enum ChannelParticipantsFilter: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `channelParticipantsRecent#de3f3c79 = ChannelParticipantsFilter;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantsRecent>
@@ -194,6 +195,7 @@ extension Api {
             public let q: String?
             public let topMsgId: Int32?
 
+            @_optimize(none)
             public init(q: String? = nil, topMsgId: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: q != nil)
@@ -350,7 +352,7 @@ extension Api.help {
     /// - `help.passportConfig#a098d6af hash:int countries_langs:DataJSON = help.PassportConfig;`
     ///
     /// <https://core.telegram.org/type/help.PassportConfig>
-    public enum PassportConfig: TLSchemaDescribed, TLParsable {
+    public enum PassportConfig: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.passportConfigNotModified#bfb9f457 = help.PassportConfig;`
         ///
         /// <https://core.telegram.org/constructor/help.passportConfigNotModified>
@@ -428,7 +430,7 @@ extension Api {
     /// - `groupCallParticipantVideo#67753ac8 flags:# paused:flags.0?true endpoint:string source_groups:Vector<GroupCallParticipantVideoSourceGroup> audio_source:flags.1?int = GroupCallParticipantVideo;`
     ///
     /// <https://core.telegram.org/type/GroupCallParticipantVideo>
-    public enum GroupCallParticipantVideo: TLSchemaDescribed, TLParsable {
+    public enum GroupCallParticipantVideo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `groupCallParticipantVideo#67753ac8 flags:# paused:flags.0?true endpoint:string source_groups:Vector<GroupCallParticipantVideoSourceGroup> audio_source:flags.1?int = GroupCallParticipantVideo;`
         ///
         /// <https://core.telegram.org/constructor/groupCallParticipantVideo>
@@ -445,6 +447,7 @@ extension Api {
             public let audioSource: Int32?
             public var paused: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(paused: Bool = false, endpoint: String, sourceGroups: [Api.GroupCallParticipantVideoSourceGroup], audioSource: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: paused)
@@ -524,7 +527,7 @@ extension Api.messages {
     /// - `messages.sponsoredMessagesEmpty#1839490f = messages.SponsoredMessages;`
     ///
     /// <https://core.telegram.org/type/messages.SponsoredMessages>
-    public enum SponsoredMessages: TLSchemaDescribed, TLParsable {
+    public enum SponsoredMessages: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.sponsoredMessages#ffda656d flags:# posts_between:flags.0?int start_delay:flags.1?int between_delay:flags.2?int messages:Vector<SponsoredMessage> chats:Vector<Chat> users:Vector<User> = messages.SponsoredMessages;`
         ///
         /// <https://core.telegram.org/constructor/messages.sponsoredMessages>
@@ -547,6 +550,7 @@ extension Api.messages {
             public let chats: [Api.Chat]
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(postsBetween: Int32? = nil, startDelay: Int32? = nil, betweenDelay: Int32? = nil, messages: [Api.SponsoredMessage], chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: postsBetween != nil)
@@ -658,7 +662,7 @@ extension Api {
     /// - `premiumGiftCodeOption#257e962b flags:# users:int months:int store_product:flags.0?string store_quantity:flags.1?int currency:string amount:long = PremiumGiftCodeOption;`
     ///
     /// <https://core.telegram.org/type/PremiumGiftCodeOption>
-    public enum PremiumGiftCodeOption: TLSchemaDescribed, TLParsable {
+    public enum PremiumGiftCodeOption: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `premiumGiftCodeOption#257e962b flags:# users:int months:int store_product:flags.0?string store_quantity:flags.1?int currency:string amount:long = PremiumGiftCodeOption;`
         ///
         /// <https://core.telegram.org/constructor/premiumGiftCodeOption>
@@ -677,6 +681,7 @@ extension Api {
             public let currency: String
             public let amount: Int64
 
+            @_optimize(none)
             public init(users: Int32, months: Int32, storeProduct: String? = nil, storeQuantity: Int32? = nil, currency: String, amount: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: storeProduct != nil)
@@ -775,7 +780,7 @@ extension Api.premium {
     /// - `premium.boostsList#86f8613c flags:# count:int boosts:Vector<Boost> next_offset:flags.0?string users:Vector<User> = premium.BoostsList;`
     ///
     /// <https://core.telegram.org/type/premium.BoostsList>
-    public enum BoostsList: TLSchemaDescribed, TLParsable {
+    public enum BoostsList: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `premium.boostsList#86f8613c flags:# count:int boosts:Vector<Boost> next_offset:flags.0?string users:Vector<User> = premium.BoostsList;`
         ///
         /// <https://core.telegram.org/constructor/premium.boostsList>
@@ -792,6 +797,7 @@ extension Api.premium {
             public let nextOffset: String?
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(count: Int32, boosts: [Api.Boost], nextOffset: String? = nil, users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
@@ -874,7 +880,7 @@ extension Api.messages {
     /// - `messages.invitedUsers#7f5defa6 updates:Updates missing_invitees:Vector<MissingInvitee> = messages.InvitedUsers;`
     ///
     /// <https://core.telegram.org/type/messages.InvitedUsers>
-    public enum InvitedUsers: TLSchemaDescribed, TLParsable {
+    public enum InvitedUsers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.invitedUsers#7f5defa6 updates:Updates missing_invitees:Vector<MissingInvitee> = messages.InvitedUsers;`
         ///
         /// <https://core.telegram.org/constructor/messages.invitedUsers>
@@ -939,7 +945,7 @@ extension Api {
     /// - `sponsoredMessageReportOption#430d3150 text:string option:bytes = SponsoredMessageReportOption;`
     ///
     /// <https://core.telegram.org/type/SponsoredMessageReportOption>
-    public enum SponsoredMessageReportOption: TLSchemaDescribed, TLParsable {
+    public enum SponsoredMessageReportOption: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `sponsoredMessageReportOption#430d3150 text:string option:bytes = SponsoredMessageReportOption;`
         ///
         /// <https://core.telegram.org/constructor/sponsoredMessageReportOption>
@@ -1004,7 +1010,7 @@ extension Api.auth {
     /// - `auth.firebasePnvIntent#df5ac00c nonce:string digital_credential_payload:string = auth.FirebasePnvIntent;`
     ///
     /// <https://core.telegram.org/type/auth.FirebasePnvIntent>
-    public enum FirebasePnvIntent: TLSchemaDescribed, TLParsable {
+    public enum FirebasePnvIntent: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `auth.firebasePnvIntent#df5ac00c nonce:string digital_credential_payload:string = auth.FirebasePnvIntent;`
         ///
         /// <https://core.telegram.org/constructor/auth.firebasePnvIntent>
@@ -1068,6 +1074,7 @@ extension Api.functions.account {
     /// `account.getAccountTTL#08fc711d = AccountDaysTTL;`
     ///
     /// <https://core.telegram.org/method/account.getAccountTTL>
+    @_optimize(none)
     public static func getAccountTTL() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AccountDaysTTL>) {
         let buffer = Buffer()
         getAccountTTL(into: buffer)
@@ -1075,7 +1082,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getAccountTTL` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAccountTTL(into buffer: Buffer) {
         buffer.appendUInt32(0x08fc711d)
     }
@@ -1085,6 +1092,7 @@ extension Api.functions.account {
     /// `account.setContactSignUpNotification#cff43f61 silent:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/account.setContactSignUpNotification>
+    @_optimize(none)
     public static func setContactSignUpNotification(silent: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setContactSignUpNotification(into: buffer, silent: silent)
@@ -1092,7 +1100,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setContactSignUpNotification` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setContactSignUpNotification(into buffer: Buffer, silent: Bool) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xcff43f61)
@@ -1105,6 +1113,7 @@ extension Api.functions.account {
     /// `account.setMainProfileTab#5dee78b0 tab:ProfileTab = Bool;`
     ///
     /// <https://core.telegram.org/method/account.setMainProfileTab>
+    @_optimize(none)
     public static func setMainProfileTab(tab: Api.ProfileTab) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setMainProfileTab(into: buffer, tab: tab)
@@ -1112,7 +1121,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setMainProfileTab` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setMainProfileTab(into buffer: Buffer, tab: Api.ProfileTab) {
         buffer.appendUInt32(0x5dee78b0)
         tab.serialize(buffer, true)
@@ -1123,6 +1132,7 @@ extension Api.functions.account {
     /// `account.deletePasskey#f5b5563f id:string = Bool;`
     ///
     /// <https://core.telegram.org/method/account.deletePasskey>
+    @_optimize(none)
     public static func deletePasskey(id: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deletePasskey(into: buffer, id: id)
@@ -1130,7 +1140,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.deletePasskey` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deletePasskey(into buffer: Buffer, id: String) {
         buffer.appendUInt32(0xf5b5563f)
         buffer.appendTLString(id)
@@ -1141,6 +1151,7 @@ extension Api.functions.messages {
     /// `messages.clearRecentStickers#8999602d flags:# attached:flags.0?true = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.clearRecentStickers>
+    @_optimize(none)
     public static func clearRecentStickers(attached: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         clearRecentStickers(into: buffer, attached: attached)
@@ -1148,7 +1159,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.clearRecentStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func clearRecentStickers(into buffer: Buffer, attached: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: attached)
@@ -1163,6 +1174,7 @@ extension Api.functions.messages {
     /// `messages.updatePinnedMessage#d2aaf7ec flags:# silent:flags.0?true unpin:flags.1?true pm_oneside:flags.2?true peer:InputPeer id:int = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.updatePinnedMessage>
+    @_optimize(none)
     public static func updatePinnedMessage(silent: Bool = false, unpin: Bool = false, pmOneside: Bool = false, peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updatePinnedMessage(into: buffer, silent: silent, unpin: unpin, pmOneside: pmOneside, peer: peer, id: id)
@@ -1170,7 +1182,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updatePinnedMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updatePinnedMessage(into buffer: Buffer, silent: Bool = false, unpin: Bool = false, pmOneside: Bool = false, peer: Api.InputPeer, id: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: silent)
@@ -1189,6 +1201,7 @@ extension Api.functions.messages {
     /// `messages.getEmojiStickers#fbfca18f hash:long = messages.AllStickers;`
     ///
     /// <https://core.telegram.org/method/messages.getEmojiStickers>
+    @_optimize(none)
     public static func getEmojiStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AllStickers>) {
         let buffer = Buffer()
         getEmojiStickers(into: buffer, hash: hash)
@@ -1196,7 +1209,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getEmojiStickers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xfbfca18f)
@@ -1209,6 +1222,7 @@ extension Api.functions.messages {
     /// `messages.getPinnedSavedDialogs#d63d94e0 = messages.SavedDialogs;`
     ///
     /// <https://core.telegram.org/method/messages.getPinnedSavedDialogs>
+    @_optimize(none)
     public static func getPinnedSavedDialogs() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedDialogs>) {
         let buffer = Buffer()
         getPinnedSavedDialogs(into: buffer)
@@ -1216,7 +1230,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPinnedSavedDialogs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPinnedSavedDialogs(into buffer: Buffer) {
         buffer.appendUInt32(0xd63d94e0)
     }
@@ -1226,6 +1240,7 @@ extension Api.functions.messages {
     /// `messages.toggleSavedDialogPin#ac81bbde flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.toggleSavedDialogPin>
+    @_optimize(none)
     public static func toggleSavedDialogPin(pinned: Bool = false, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleSavedDialogPin(into: buffer, pinned: pinned, peer: peer)
@@ -1233,7 +1248,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleSavedDialogPin` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleSavedDialogPin(into buffer: Buffer, pinned: Bool = false, peer: Api.InputDialogPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: pinned)
@@ -1249,6 +1264,7 @@ extension Api.functions.messages {
     /// `messages.editFactCheck#0589ee75 peer:InputPeer msg_id:int text:TextWithEntities = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.editFactCheck>
+    @_optimize(none)
     public static func editFactCheck(peer: Api.InputPeer, msgId: Int32, text: Api.TextWithEntities) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editFactCheck(into: buffer, peer: peer, msgId: msgId, text: text)
@@ -1256,7 +1272,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editFactCheck` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editFactCheck(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, text: Api.TextWithEntities) {
         buffer.appendUInt32(0x0589ee75)
         peer.serialize(buffer, true)
@@ -1269,6 +1285,7 @@ extension Api.functions.messages {
     /// `messages.requestChatJoinWebView#ba9ee679 flags:# query_id:long theme_params:flags.0?DataJSON platform:string = WebViewResult;`
     ///
     /// <https://core.telegram.org/method/messages.requestChatJoinWebView>
+    @_optimize(none)
     public static func requestChatJoinWebView(queryId: Int64, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
         let buffer = Buffer()
         requestChatJoinWebView(into: buffer, queryId: queryId, themeParams: themeParams, platform: platform)
@@ -1276,7 +1293,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestChatJoinWebView` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func requestChatJoinWebView(into buffer: Buffer, queryId: Int64, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: themeParams != nil)
@@ -1294,6 +1311,7 @@ extension Api.functions.channels {
     /// `channels.getParticipants#77ced9d0 channel:InputChannel filter:ChannelParticipantsFilter offset:int limit:int hash:long = channels.ChannelParticipants;`
     ///
     /// <https://core.telegram.org/method/channels.getParticipants>
+    @_optimize(none)
     public static func getParticipants(channel: Api.InputChannel, filter: Api.ChannelParticipantsFilter, offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.ChannelParticipants>) {
         let buffer = Buffer()
         getParticipants(into: buffer, channel: channel, filter: filter, offset: offset, limit: limit, hash: hash)
@@ -1301,7 +1319,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getParticipants` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getParticipants(into buffer: Buffer, channel: Api.InputChannel, filter: Api.ChannelParticipantsFilter, offset: Int32, limit: Int32, hash: Int64) {
         buffer.appendUInt32(0x77ced9d0)
         channel.serialize(buffer, true)
@@ -1318,6 +1336,7 @@ extension Api.functions.channels {
     /// `channels.toggleViewForumAsMessages#9738bb15 channel:InputChannel enabled:Bool = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.toggleViewForumAsMessages>
+    @_optimize(none)
     public static func toggleViewForumAsMessages(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleViewForumAsMessages(into: buffer, channel: channel, enabled: enabled)
@@ -1325,7 +1344,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleViewForumAsMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleViewForumAsMessages(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0x9738bb15)
         channel.serialize(buffer, true)
@@ -1337,6 +1356,7 @@ extension Api.functions.bots {
     /// `bots.requestWebViewButton#31a2a35e user_id:InputUser button:KeyboardButton = bots.RequestedButton;`
     ///
     /// <https://core.telegram.org/method/bots.requestWebViewButton>
+    @_optimize(none)
     public static func requestWebViewButton(userId: Api.InputUser, button: Api.KeyboardButton) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.RequestedButton>) {
         let buffer = Buffer()
         requestWebViewButton(into: buffer, userId: userId, button: button)
@@ -1344,7 +1364,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.requestWebViewButton` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func requestWebViewButton(into buffer: Buffer, userId: Api.InputUser, button: Api.KeyboardButton) {
         buffer.appendUInt32(0x31a2a35e)
         userId.serialize(buffer, true)
@@ -1356,6 +1376,7 @@ extension Api.functions.bots {
     /// `bots.setJoinChatResults#e71a4810 query_id:long result:JoinChatBotResult = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.setJoinChatResults>
+    @_optimize(none)
     public static func setJoinChatResults(queryId: Int64, result: Api.JoinChatBotResult) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setJoinChatResults(into: buffer, queryId: queryId, result: result)
@@ -1363,7 +1384,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setJoinChatResults` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setJoinChatResults(into buffer: Buffer, queryId: Int64, result: Api.JoinChatBotResult) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xe71a4810)
@@ -1377,6 +1398,7 @@ extension Api.functions.payments {
     /// `payments.getStarsSubscriptions#032512c5 flags:# missing_balance:flags.0?true peer:InputPeer offset:string = payments.StarsStatus;`
     ///
     /// <https://core.telegram.org/method/payments.getStarsSubscriptions>
+    @_optimize(none)
     public static func getStarsSubscriptions(missingBalance: Bool = false, peer: Api.InputPeer, offset: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
         let buffer = Buffer()
         getStarsSubscriptions(into: buffer, missingBalance: missingBalance, peer: peer, offset: offset)
@@ -1384,7 +1406,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsSubscriptions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarsSubscriptions(into buffer: Buffer, missingBalance: Bool = false, peer: Api.InputPeer, offset: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: missingBalance)

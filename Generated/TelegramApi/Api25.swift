@@ -11,7 +11,7 @@ extension Api {
     /// - `peerChannel#a2a5371e channel_id:long = Peer;`
     ///
     /// <https://core.telegram.org/type/Peer>
-    public enum Peer: TLSchemaDescribed, TLParsable {
+    public enum Peer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `peerUser#59511722 user_id:long = Peer;`
         ///
         /// <https://core.telegram.org/constructor/peerUser>
@@ -135,7 +135,7 @@ extension Api {
     /// - `userProfilePhoto#82d1f706 flags:# has_video:flags.0?true personal:flags.2?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = UserProfilePhoto;`
     ///
     /// <https://core.telegram.org/type/UserProfilePhoto>
-    public enum UserProfilePhoto: TLSchemaDescribed, TLParsable {
+    public enum UserProfilePhoto: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `userProfilePhotoEmpty#4f11bae1 = UserProfilePhoto;`
         ///
         /// <https://core.telegram.org/constructor/userProfilePhotoEmpty>
@@ -157,6 +157,7 @@ extension Api {
             public var hasVideo: Bool { tlFlagIsSet(flags, 0x1) }
             public var personal: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(hasVideo: Bool = false, personal: Bool = false, photoId: Int64, strippedThumb: [UInt8]? = nil, dcId: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: hasVideo)
@@ -243,7 +244,7 @@ extension Api {
     /// - `labeledPrice#cb296bf8 label:string amount:long = LabeledPrice;`
     ///
     /// <https://core.telegram.org/type/LabeledPrice>
-    public enum LabeledPrice: TLSchemaDescribed, TLParsable {
+    public enum LabeledPrice: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `labeledPrice#cb296bf8 label:string amount:long = LabeledPrice;`
         ///
         /// <https://core.telegram.org/constructor/labeledPrice>
@@ -308,7 +309,7 @@ extension Api {
     /// - `secureValue#187fa0ca flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?SecureFile reverse_side:flags.2?SecureFile selfie:flags.3?SecureFile translation:flags.6?Vector<SecureFile> files:flags.4?Vector<SecureFile> plain_data:flags.5?SecurePlainData hash:bytes = SecureValue;`
     ///
     /// <https://core.telegram.org/type/SecureValue>
-    public enum SecureValue: TLSchemaDescribed, TLParsable {
+    public enum SecureValue: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `secureValue#187fa0ca flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?SecureFile reverse_side:flags.2?SecureFile selfie:flags.3?SecureFile translation:flags.6?Vector<SecureFile> files:flags.4?Vector<SecureFile> plain_data:flags.5?SecurePlainData hash:bytes = SecureValue;`
         ///
         /// <https://core.telegram.org/constructor/secureValue>
@@ -330,6 +331,7 @@ extension Api {
             public let plainData: Api.SecurePlainData?
             public let hash: [UInt8]
 
+            @_optimize(none)
             public init(type: Api.SecureValueType, data: Api.SecureData? = nil, frontSide: Api.SecureFile? = nil, reverseSide: Api.SecureFile? = nil, selfie: Api.SecureFile? = nil, translation: [Api.SecureFile]? = nil, files: [Api.SecureFile]? = nil, plainData: Api.SecurePlainData? = nil, hash: [UInt8]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: data != nil)
@@ -464,7 +466,7 @@ extension Api {
     /// - `pageListItemBlocks#63ca67aa flags:# checkbox:flags.0?true checked:flags.1?true blocks:Vector<PageBlock> = PageListItem;`
     ///
     /// <https://core.telegram.org/type/PageListItem>
-    public enum PageListItem: TLSchemaDescribed, TLParsable {
+    public enum PageListItem: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `pageListItemText#2f58683c flags:# checkbox:flags.0?true checked:flags.1?true text:RichText = PageListItem;`
         ///
         /// <https://core.telegram.org/constructor/pageListItemText>
@@ -484,6 +486,7 @@ extension Api {
             public var checkbox: Bool { tlFlagIsSet(flags, 0x1) }
             public var checked: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(checkbox: Bool = false, checked: Bool = false, text: Api.RichText) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: checkbox)
@@ -508,6 +511,7 @@ extension Api {
             public var checkbox: Bool { tlFlagIsSet(flags, 0x1) }
             public var checked: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(checkbox: Bool = false, checked: Bool = false, blocks: [Api.PageBlock]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: checkbox)
@@ -592,7 +596,7 @@ extension Api {
     /// - `chatAdminRights#5fb224d5 flags:# change_info:flags.0?true post_messages:flags.1?true edit_messages:flags.2?true delete_messages:flags.3?true ban_users:flags.4?true invite_users:flags.5?true pin_messages:flags.7?true add_admins:flags.9?true anonymous:flags.10?true manage_call:flags.11?true other:flags.12?true manage_topics:flags.13?true post_stories:flags.14?true edit_stories:flags.15?true delete_stories:flags.16?true manage_direct_messages:flags.17?true manage_ranks:flags.18?true manage_linked_peers:flags.19?true manage_welcome_messages:flags.20?true = ChatAdminRights;`
     ///
     /// <https://core.telegram.org/type/ChatAdminRights>
-    public enum ChatAdminRights: TLSchemaDescribed, TLParsable {
+    public enum ChatAdminRights: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatAdminRights#5fb224d5 flags:# change_info:flags.0?true post_messages:flags.1?true edit_messages:flags.2?true delete_messages:flags.3?true ban_users:flags.4?true invite_users:flags.5?true pin_messages:flags.7?true add_admins:flags.9?true anonymous:flags.10?true manage_call:flags.11?true other:flags.12?true manage_topics:flags.13?true post_stories:flags.14?true edit_stories:flags.15?true delete_stories:flags.16?true manage_direct_messages:flags.17?true manage_ranks:flags.18?true manage_linked_peers:flags.19?true manage_welcome_messages:flags.20?true = ChatAdminRights;`
         ///
         /// <https://core.telegram.org/constructor/chatAdminRights>
@@ -624,6 +628,7 @@ extension Api {
             public var manageLinkedPeers: Bool { tlFlagIsSet(flags, 0x80000) }
             public var manageWelcomeMessages: Bool { tlFlagIsSet(flags, 0x100000) }
 
+            @_optimize(none)
             public init(changeInfo: Bool = false, postMessages: Bool = false, editMessages: Bool = false, deleteMessages: Bool = false, banUsers: Bool = false, inviteUsers: Bool = false, pinMessages: Bool = false, addAdmins: Bool = false, anonymous: Bool = false, manageCall: Bool = false, other: Bool = false, manageTopics: Bool = false, postStories: Bool = false, editStories: Bool = false, deleteStories: Bool = false, manageDirectMessages: Bool = false, manageRanks: Bool = false, manageLinkedPeers: Bool = false, manageWelcomeMessages: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: changeInfo)
@@ -698,7 +703,7 @@ extension Api.stickers {
     /// - `stickers.suggestedShortName#85fea03f short_name:string = stickers.SuggestedShortName;`
     ///
     /// <https://core.telegram.org/type/stickers.SuggestedShortName>
-    public enum SuggestedShortName: TLSchemaDescribed, TLParsable {
+    public enum SuggestedShortName: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stickers.suggestedShortName#85fea03f short_name:string = stickers.SuggestedShortName;`
         ///
         /// <https://core.telegram.org/constructor/stickers.suggestedShortName>
@@ -759,7 +764,7 @@ extension Api {
     /// - `chatReactionsSome#661d4037 reactions:Vector<Reaction> = ChatReactions;`
     ///
     /// <https://core.telegram.org/type/ChatReactions>
-    public enum ChatReactions: TLSchemaDescribed, TLParsable {
+    public enum ChatReactions: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatReactionsNone#eafc32bc = ChatReactions;`
         ///
         /// <https://core.telegram.org/constructor/chatReactionsNone>
@@ -781,6 +786,7 @@ extension Api {
             public let flags: Int32
             public var allowCustom: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(allowCustom: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: allowCustom)
@@ -869,7 +875,7 @@ extension Api {
     /// - `username#b4073647 flags:# editable:flags.0?true active:flags.1?true username:string = Username;`
     ///
     /// <https://core.telegram.org/type/Username>
-    public enum Username: TLSchemaDescribed, TLParsable {
+    public enum Username: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `username#b4073647 flags:# editable:flags.0?true active:flags.1?true username:string = Username;`
         ///
         /// <https://core.telegram.org/constructor/username>
@@ -885,6 +891,7 @@ extension Api {
             public var editable: Bool { tlFlagIsSet(flags, 0x1) }
             public var active: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(editable: Bool = false, active: Bool = false, username: String) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: editable)
@@ -949,7 +956,7 @@ extension Api.messages {
     /// - `messages.emojiGroups#881fb94b hash:int groups:Vector<EmojiGroup> = messages.EmojiGroups;`
     ///
     /// <https://core.telegram.org/type/messages.EmojiGroups>
-    public enum EmojiGroups: TLSchemaDescribed, TLParsable {
+    public enum EmojiGroups: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.emojiGroupsNotModified#6fb4ad87 = messages.EmojiGroups;`
         ///
         /// <https://core.telegram.org/constructor/messages.emojiGroupsNotModified>
@@ -1029,7 +1036,7 @@ extension Api {
     /// - `storyItem#16a4b93c flags:# pinned:flags.5?true public:flags.7?true close_friends:flags.8?true min:flags.9?true noforwards:flags.10?true edited:flags.11?true contacts:flags.12?true selected_contacts:flags.13?true out:flags.16?true id:int date:int from_id:flags.18?Peer fwd_from:flags.17?StoryFwdHeader expire_date:int caption:flags.0?string entities:flags.1?Vector<MessageEntity> media:MessageMedia media_areas:flags.14?Vector<MediaArea> privacy:flags.2?Vector<PrivacyRule> views:flags.3?StoryViews sent_reaction:flags.15?Reaction albums:flags.19?Vector<int> music:flags.20?Document = StoryItem;`
     ///
     /// <https://core.telegram.org/type/StoryItem>
-    public enum StoryItem: TLSchemaDescribed, TLParsable {
+    public enum StoryItem: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `storyItemDeleted#51e6ee4f id:int = StoryItem;`
         ///
         /// <https://core.telegram.org/constructor/storyItemDeleted>
@@ -1066,6 +1073,7 @@ extension Api {
             public var closeFriends: Bool { tlFlagIsSet(flags, 0x100) }
             public var live: Bool { tlFlagIsSet(flags, 0x200) }
 
+            @_optimize(none)
             public init(closeFriends: Bool = false, live: Bool = false, id: Int32, date: Int32, expireDate: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x100, when: closeFriends)
@@ -1114,6 +1122,7 @@ extension Api {
             public var selectedContacts: Bool { tlFlagIsSet(flags, 0x2000) }
             public var out: Bool { tlFlagIsSet(flags, 0x10000) }
 
+            @_optimize(none)
             public init(pinned: Bool = false, `public`: Bool = false, closeFriends: Bool = false, min: Bool = false, noforwards: Bool = false, edited: Bool = false, contacts: Bool = false, selectedContacts: Bool = false, out: Bool = false, id: Int32, date: Int32, fromId: Api.Peer? = nil, fwdFrom: Api.StoryFwdHeader? = nil, expireDate: Int32, caption: String? = nil, entities: [Api.MessageEntity]? = nil, media: Api.MessageMedia, mediaAreas: [Api.MediaArea]? = nil, privacy: [Api.PrivacyRule]? = nil, views: Api.StoryViews? = nil, sentReaction: Api.Reaction? = nil, albums: [Int32]? = nil, music: Api.Document? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x20, when: pinned)
@@ -1342,7 +1351,7 @@ extension Api {
     /// - `storyAlbum#9325705a flags:# album_id:int title:string icon_photo:flags.0?Photo icon_video:flags.1?Document = StoryAlbum;`
     ///
     /// <https://core.telegram.org/type/StoryAlbum>
-    public enum StoryAlbum: TLSchemaDescribed, TLParsable {
+    public enum StoryAlbum: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `storyAlbum#9325705a flags:# album_id:int title:string icon_photo:flags.0?Photo icon_video:flags.1?Document = StoryAlbum;`
         ///
         /// <https://core.telegram.org/constructor/storyAlbum>
@@ -1359,6 +1368,7 @@ extension Api {
             public let iconPhoto: Api.Photo?
             public let iconVideo: Api.Document?
 
+            @_optimize(none)
             public init(albumId: Int32, title: String, iconPhoto: Api.Photo? = nil, iconVideo: Api.Document? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: iconPhoto != nil)
@@ -1443,7 +1453,7 @@ extension Api {
     /// - `aiComposeToneExample#f1d628ec from:TextWithEntities to:TextWithEntities = AiComposeToneExample;`
     ///
     /// <https://core.telegram.org/type/AiComposeToneExample>
-    public enum AiComposeToneExample: TLSchemaDescribed, TLParsable {
+    public enum AiComposeToneExample: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `aiComposeToneExample#f1d628ec from:TextWithEntities to:TextWithEntities = AiComposeToneExample;`
         ///
         /// <https://core.telegram.org/constructor/aiComposeToneExample>
@@ -1526,6 +1536,7 @@ extension Api.functions.auth {
     /// `auth.checkPassword#d18b4d16 password:InputCheckPasswordSRP = auth.Authorization;`
     ///
     /// <https://core.telegram.org/method/auth.checkPassword>
+    @_optimize(none)
     public static func checkPassword(password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         checkPassword(into: buffer, password: password)
@@ -1533,7 +1544,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.checkPassword` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkPassword(into buffer: Buffer, password: Api.InputCheckPasswordSRP) {
         buffer.appendUInt32(0xd18b4d16)
         password.serialize(buffer, true)
@@ -1544,6 +1555,7 @@ extension Api.functions.account {
     /// `account.getSecureValue#73665bc2 types:Vector<SecureValueType> = Vector<SecureValue>;`
     ///
     /// <https://core.telegram.org/method/account.getSecureValue>
+    @_optimize(none)
     public static func getSecureValue(types: [Api.SecureValueType]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.SecureValue]>) {
         let buffer = Buffer()
         getSecureValue(into: buffer, types: types)
@@ -1551,7 +1563,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getSecureValue` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSecureValue(into buffer: Buffer, types: [Api.SecureValueType]) {
         buffer.appendUInt32(0x73665bc2)
         buffer.appendVector(types, boxed: true)
@@ -1562,6 +1574,7 @@ extension Api.functions.contacts {
     /// `contacts.getContactIDs#7adc669d hash:long = Vector<int>;`
     ///
     /// <https://core.telegram.org/method/contacts.getContactIDs>
+    @_optimize(none)
     public static func getContactIDs(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
         let buffer = Buffer()
         getContactIDs(into: buffer, hash: hash)
@@ -1569,7 +1582,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getContactIDs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getContactIDs(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x7adc669d)
@@ -1582,6 +1595,7 @@ extension Api.functions.messages {
     /// `messages.deleteMessages#e58e95d2 flags:# revoke:flags.0?true id:Vector<int> = messages.AffectedMessages;`
     ///
     /// <https://core.telegram.org/method/messages.deleteMessages>
+    @_optimize(none)
     public static func deleteMessages(revoke: Bool = false, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
         let buffer = Buffer()
         deleteMessages(into: buffer, revoke: revoke, id: id)
@@ -1589,7 +1603,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteMessages(into buffer: Buffer, revoke: Bool = false, id: [Int32]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: revoke)
@@ -1605,6 +1619,7 @@ extension Api.functions.messages {
     /// `messages.getRecentStickers#9da9403b flags:# attached:flags.0?true hash:long = messages.RecentStickers;`
     ///
     /// <https://core.telegram.org/method/messages.getRecentStickers>
+    @_optimize(none)
     public static func getRecentStickers(attached: Bool = false, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.RecentStickers>) {
         let buffer = Buffer()
         getRecentStickers(into: buffer, attached: attached, hash: hash)
@@ -1612,7 +1627,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getRecentStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getRecentStickers(into buffer: Buffer, attached: Bool = false, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: attached)
@@ -1628,6 +1643,7 @@ extension Api.functions.messages {
     /// `messages.setInlineGameScore#15ad9f64 flags:# edit_message:flags.0?true force:flags.1?true id:InputBotInlineMessageID user_id:InputUser score:int = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.setInlineGameScore>
+    @_optimize(none)
     public static func setInlineGameScore(editMessage: Bool = false, force: Bool = false, id: Api.InputBotInlineMessageID, userId: Api.InputUser, score: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setInlineGameScore(into: buffer, editMessage: editMessage, force: force, id: id, userId: userId, score: score)
@@ -1635,7 +1651,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setInlineGameScore` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setInlineGameScore(into buffer: Buffer, editMessage: Bool = false, force: Bool = false, id: Api.InputBotInlineMessageID, userId: Api.InputUser, score: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: editMessage)
@@ -1654,6 +1670,7 @@ extension Api.functions.messages {
     /// `messages.acceptUrlAuth#67a3f0de flags:# write_allowed:flags.0?true share_phone_number:flags.3?true peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string match_code:flags.4?string = UrlAuthResult;`
     ///
     /// <https://core.telegram.org/method/messages.acceptUrlAuth>
+    @_optimize(none)
     public static func acceptUrlAuth(writeAllowed: Bool = false, sharePhoneNumber: Bool = false, peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, matchCode: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.UrlAuthResult>) {
         let buffer = Buffer()
         acceptUrlAuth(into: buffer, writeAllowed: writeAllowed, sharePhoneNumber: sharePhoneNumber, peer: peer, msgId: msgId, buttonId: buttonId, url: url, matchCode: matchCode)
@@ -1661,7 +1678,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.acceptUrlAuth` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func acceptUrlAuth(into buffer: Buffer, writeAllowed: Bool = false, sharePhoneNumber: Bool = false, peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, matchCode: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: writeAllowed)
@@ -1697,6 +1714,7 @@ extension Api.functions.messages {
     /// `messages.deleteExportedChatInvite#d464a42b peer:InputPeer link:string = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.deleteExportedChatInvite>
+    @_optimize(none)
     public static func deleteExportedChatInvite(peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteExportedChatInvite(into: buffer, peer: peer, link: link)
@@ -1704,7 +1722,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteExportedChatInvite` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteExportedChatInvite(into buffer: Buffer, peer: Api.InputPeer, link: String) {
         buffer.appendUInt32(0xd464a42b)
         peer.serialize(buffer, true)
@@ -1716,6 +1734,7 @@ extension Api.functions.messages {
     /// `messages.getExtendedMedia#84f80814 peer:InputPeer id:Vector<int> = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.getExtendedMedia>
+    @_optimize(none)
     public static func getExtendedMedia(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getExtendedMedia(into: buffer, peer: peer, id: id)
@@ -1723,7 +1742,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getExtendedMedia` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getExtendedMedia(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x84f80814)
         peer.serialize(buffer, true)
@@ -1735,6 +1754,7 @@ extension Api.functions.messages {
     /// `messages.checkQuickReplyShortcut#f1d0fbd3 shortcut:string = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.checkQuickReplyShortcut>
+    @_optimize(none)
     public static func checkQuickReplyShortcut(shortcut: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkQuickReplyShortcut(into: buffer, shortcut: shortcut)
@@ -1742,7 +1762,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.checkQuickReplyShortcut` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkQuickReplyShortcut(into buffer: Buffer, shortcut: String) {
         buffer.appendUInt32(0xf1d0fbd3)
         buffer.appendTLString(shortcut)
@@ -1753,6 +1773,7 @@ extension Api.functions.messages {
     /// `messages.toggleDialogFilterTags#fd2dda49 enabled:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.toggleDialogFilterTags>
+    @_optimize(none)
     public static func toggleDialogFilterTags(enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleDialogFilterTags(into: buffer, enabled: enabled)
@@ -1760,7 +1781,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleDialogFilterTags` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleDialogFilterTags(into buffer: Buffer, enabled: Bool) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xfd2dda49)
@@ -1773,6 +1794,7 @@ extension Api.functions.messages {
     /// `messages.getAvailableEffects#dea20a39 hash:int = messages.AvailableEffects;`
     ///
     /// <https://core.telegram.org/method/messages.getAvailableEffects>
+    @_optimize(none)
     public static func getAvailableEffects(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AvailableEffects>) {
         let buffer = Buffer()
         getAvailableEffects(into: buffer, hash: hash)
@@ -1780,7 +1802,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAvailableEffects` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAvailableEffects(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xdea20a39)
@@ -1793,6 +1815,7 @@ extension Api.functions.messages {
     /// `messages.togglePaidReactionPrivacy#435885b5 peer:InputPeer msg_id:int private:PaidReactionPrivacy = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.togglePaidReactionPrivacy>
+    @_optimize(none)
     public static func togglePaidReactionPrivacy(peer: Api.InputPeer, msgId: Int32, `private`: Api.PaidReactionPrivacy) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePaidReactionPrivacy(into: buffer, peer: peer, msgId: msgId, private: `private`)
@@ -1800,7 +1823,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.togglePaidReactionPrivacy` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func togglePaidReactionPrivacy(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, `private`: Api.PaidReactionPrivacy) {
         buffer.appendUInt32(0x435885b5)
         peer.serialize(buffer, true)
@@ -1813,6 +1836,7 @@ extension Api.functions.upload {
     /// `upload.getFile#be5335be flags:# precise:flags.0?true cdn_supported:flags.1?true location:InputFileLocation offset:long limit:int = upload.File;`
     ///
     /// <https://core.telegram.org/method/upload.getFile>
+    @_optimize(none)
     public static func getFile(precise: Bool = false, cdnSupported: Bool = false, location: Api.InputFileLocation, offset: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.upload.File>) {
         let buffer = Buffer()
         getFile(into: buffer, precise: precise, cdnSupported: cdnSupported, location: location, offset: offset, limit: limit)
@@ -1820,7 +1844,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.getFile` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getFile(into buffer: Buffer, precise: Bool = false, cdnSupported: Bool = false, location: Api.InputFileLocation, offset: Int64, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: precise)
@@ -1841,6 +1865,7 @@ extension Api.functions.help {
     /// `help.getPeerColors#da80f42f hash:int = help.PeerColors;`
     ///
     /// <https://core.telegram.org/method/help.getPeerColors>
+    @_optimize(none)
     public static func getPeerColors(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PeerColors>) {
         let buffer = Buffer()
         getPeerColors(into: buffer, hash: hash)
@@ -1848,7 +1873,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getPeerColors` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPeerColors(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xda80f42f)
@@ -1861,6 +1886,7 @@ extension Api.functions.bots {
     /// `bots.invokeWebViewCustomMethod#087fc5e7 bot:InputUser custom_method:string params:DataJSON = DataJSON;`
     ///
     /// <https://core.telegram.org/method/bots.invokeWebViewCustomMethod>
+    @_optimize(none)
     public static func invokeWebViewCustomMethod(bot: Api.InputUser, customMethod: String, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DataJSON>) {
         let buffer = Buffer()
         invokeWebViewCustomMethod(into: buffer, bot: bot, customMethod: customMethod, params: params)
@@ -1868,7 +1894,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.invokeWebViewCustomMethod` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func invokeWebViewCustomMethod(into buffer: Buffer, bot: Api.InputUser, customMethod: String, params: Api.DataJSON) {
         buffer.appendUInt32(0x087fc5e7)
         bot.serialize(buffer, true)
@@ -1881,6 +1907,7 @@ extension Api.functions.bots {
     /// `bots.getPreviewMedias#a2a5594d bot:InputUser = Vector<BotPreviewMedia>;`
     ///
     /// <https://core.telegram.org/method/bots.getPreviewMedias>
+    @_optimize(none)
     public static func getPreviewMedias(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.BotPreviewMedia]>) {
         let buffer = Buffer()
         getPreviewMedias(into: buffer, bot: bot)
@@ -1888,7 +1915,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getPreviewMedias` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPreviewMedias(into buffer: Buffer, bot: Api.InputUser) {
         buffer.appendUInt32(0xa2a5594d)
         bot.serialize(buffer, true)
@@ -1899,6 +1926,7 @@ extension Api.functions.payments {
     /// `payments.getPremiumGiftCodeOptions#2757ba54 flags:# boost_peer:flags.0?InputPeer = Vector<PremiumGiftCodeOption>;`
     ///
     /// <https://core.telegram.org/method/payments.getPremiumGiftCodeOptions>
+    @_optimize(none)
     public static func getPremiumGiftCodeOptions(boostPeer: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.PremiumGiftCodeOption]>) {
         let buffer = Buffer()
         getPremiumGiftCodeOptions(into: buffer, boostPeer: boostPeer)
@@ -1906,7 +1934,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getPremiumGiftCodeOptions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPremiumGiftCodeOptions(into buffer: Buffer, boostPeer: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: boostPeer != nil)
@@ -1922,6 +1950,7 @@ extension Api.functions.phone {
     /// `phone.receivedCall#17d54f61 peer:InputPhoneCall = Bool;`
     ///
     /// <https://core.telegram.org/method/phone.receivedCall>
+    @_optimize(none)
     public static func receivedCall(peer: Api.InputPhoneCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         receivedCall(into: buffer, peer: peer)
@@ -1929,7 +1958,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.receivedCall` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func receivedCall(into buffer: Buffer, peer: Api.InputPhoneCall) {
         buffer.appendUInt32(0x17d54f61)
         peer.serialize(buffer, true)
@@ -1940,6 +1969,7 @@ extension Api.functions.phone {
     /// `phone.deleteConferenceCallParticipants#8ca60525 flags:# only_left:flags.0?true kick:flags.1?true call:InputGroupCall ids:Vector<long> block:bytes = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.deleteConferenceCallParticipants>
+    @_optimize(none)
     public static func deleteConferenceCallParticipants(onlyLeft: Bool = false, kick: Bool = false, call: Api.InputGroupCall, ids: [Int64], block: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteConferenceCallParticipants(into: buffer, onlyLeft: onlyLeft, kick: kick, call: call, ids: ids, block: block)
@@ -1947,7 +1977,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.deleteConferenceCallParticipants` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteConferenceCallParticipants(into buffer: Buffer, onlyLeft: Bool = false, kick: Bool = false, call: Api.InputGroupCall, ids: [Int64], block: [UInt8]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: onlyLeft)
@@ -1966,6 +1996,7 @@ extension Api.functions.stories {
     /// `stories.toggleAllStoriesHidden#7c2557c4 hidden:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/stories.toggleAllStoriesHidden>
+    @_optimize(none)
     public static func toggleAllStoriesHidden(hidden: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleAllStoriesHidden(into: buffer, hidden: hidden)
@@ -1973,7 +2004,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.toggleAllStoriesHidden` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleAllStoriesHidden(into buffer: Buffer, hidden: Bool) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x7c2557c4)
@@ -1986,6 +2017,7 @@ extension Api.functions.stories {
     /// `stories.deleteAlbum#8d3456d0 peer:InputPeer album_id:int = Bool;`
     ///
     /// <https://core.telegram.org/method/stories.deleteAlbum>
+    @_optimize(none)
     public static func deleteAlbum(peer: Api.InputPeer, albumId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteAlbum(into: buffer, peer: peer, albumId: albumId)
@@ -1993,7 +2025,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.deleteAlbum` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteAlbum(into buffer: Buffer, peer: Api.InputPeer, albumId: Int32) {
         buffer.appendUInt32(0x8d3456d0)
         peer.serialize(buffer, true)
@@ -2005,6 +2037,7 @@ extension Api.functions.smsjobs {
     /// `smsjobs.isEligibleToJoin#0edc39d0 = smsjobs.EligibilityToJoin;`
     ///
     /// <https://core.telegram.org/method/smsjobs.isEligibleToJoin>
+    @_optimize(none)
     public static func isEligibleToJoin() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.smsjobs.EligibilityToJoin>) {
         let buffer = Buffer()
         isEligibleToJoin(into: buffer)
@@ -2012,7 +2045,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.isEligibleToJoin` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func isEligibleToJoin(into buffer: Buffer) {
         buffer.appendUInt32(0x0edc39d0)
     }
@@ -2022,6 +2055,7 @@ extension Api.functions.smsjobs {
     /// `smsjobs.finishJob#4f1ebf24 flags:# job_id:string error:flags.0?string = Bool;`
     ///
     /// <https://core.telegram.org/method/smsjobs.finishJob>
+    @_optimize(none)
     public static func finishJob(jobId: String, error: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         finishJob(into: buffer, jobId: jobId, error: error)
@@ -2029,7 +2063,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.finishJob` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func finishJob(into buffer: Buffer, jobId: String, error: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: error != nil)

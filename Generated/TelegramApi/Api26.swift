@@ -10,7 +10,7 @@ extension Api {
     /// - `inputGeoPoint#48222faf flags:# lat:double long:double accuracy_radius:flags.0?int = InputGeoPoint;`
     ///
     /// <https://core.telegram.org/type/InputGeoPoint>
-    public enum InputGeoPoint: TLSchemaDescribed, TLParsable {
+    public enum InputGeoPoint: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputGeoPointEmpty#e4c123d6 = InputGeoPoint;`
         ///
         /// <https://core.telegram.org/constructor/inputGeoPointEmpty>
@@ -30,6 +30,7 @@ extension Api {
             public let long: Double
             public let accuracyRadius: Int32?
 
+            @_optimize(none)
             public init(lat: Double, long: Double, accuracyRadius: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: accuracyRadius != nil)
@@ -119,7 +120,7 @@ extension Api {
     /// - `photoPathSize#d8214d41 type:string bytes:bytes = PhotoSize;`
     ///
     /// <https://core.telegram.org/type/PhotoSize>
-    public enum PhotoSize: TLSchemaDescribed, TLParsable {
+    public enum PhotoSize: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `photoSizeEmpty#0e17e23c type:string = PhotoSize;`
         ///
         /// <https://core.telegram.org/constructor/photoSizeEmpty>
@@ -389,7 +390,7 @@ extension Api.updates {
     /// - `updates.state#a56c2a3e pts:int qts:int date:int seq:int unread_count:int = updates.State;`
     ///
     /// <https://core.telegram.org/type/updates.State>
-    public enum State: TLSchemaDescribed, TLParsable {
+    public enum State: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `updates.state#a56c2a3e pts:int qts:int date:int seq:int unread_count:int = updates.State;`
         ///
         /// <https://core.telegram.org/constructor/updates.state>
@@ -472,7 +473,7 @@ extension Api {
     /// - `encryptedMessageService#23734b06 random_id:long chat_id:int date:int bytes:bytes = EncryptedMessage;`
     ///
     /// <https://core.telegram.org/type/EncryptedMessage>
-    public enum EncryptedMessage: TLSchemaDescribed, TLParsable {
+    public enum EncryptedMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `encryptedMessage#ed18c118 random_id:long chat_id:int date:int bytes:bytes file:EncryptedFile = EncryptedMessage;`
         ///
         /// <https://core.telegram.org/constructor/encryptedMessage>
@@ -604,7 +605,7 @@ extension Api {
     /// - `webPageNotModified#7311ca11 flags:# cached_page_views:flags.0?int = WebPage;`
     ///
     /// <https://core.telegram.org/type/WebPage>
-    public enum WebPage: TLSchemaDescribed, TLParsable {
+    public enum WebPage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `webPageEmpty#211a1788 flags:# id:long url:flags.0?string = WebPage;`
         ///
         /// <https://core.telegram.org/constructor/webPageEmpty>
@@ -631,6 +632,7 @@ extension Api {
             public let id: Int64
             public let url: String?
 
+            @_optimize(none)
             public init(id: Int64, url: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: url != nil)
@@ -656,6 +658,7 @@ extension Api {
             public let url: String?
             public let date: Int32
 
+            @_optimize(none)
             public init(id: Int64, url: String? = nil, date: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: url != nil)
@@ -700,6 +703,7 @@ extension Api {
             public var hasLargeMedia: Bool { tlFlagIsSet(flags, 0x2000) }
             public var videoCoverPhoto: Bool { tlFlagIsSet(flags, 0x4000) }
 
+            @_optimize(none)
             public init(hasLargeMedia: Bool = false, videoCoverPhoto: Bool = false, id: Int64, url: String, displayUrl: String, hash: Int32, type: String? = nil, siteName: String? = nil, title: String? = nil, description: String? = nil, photo: Api.Photo? = nil, embedUrl: String? = nil, embedType: String? = nil, embedWidth: Int32? = nil, embedHeight: Int32? = nil, duration: Int32? = nil, author: String? = nil, document: Api.Document? = nil, cachedPage: Api.Page? = nil, attributes: [Api.WebPageAttribute]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2000, when: hasLargeMedia)
@@ -768,6 +772,7 @@ extension Api {
             public let flags: Int32
             public let cachedPageViews: Int32?
 
+            @_optimize(none)
             public init(cachedPageViews: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: cachedPageViews != nil)
@@ -1035,7 +1040,7 @@ extension Api.messages {
     /// - `messages.recentStickers#88d37c56 hash:long packs:Vector<StickerPack> stickers:Vector<Document> dates:Vector<int> = messages.RecentStickers;`
     ///
     /// <https://core.telegram.org/type/messages.RecentStickers>
-    public enum RecentStickers: TLSchemaDescribed, TLParsable {
+    public enum RecentStickers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.recentStickersNotModified#0b17f890 = messages.RecentStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.recentStickersNotModified>
@@ -1123,7 +1128,7 @@ extension Api.messages {
     /// - `messages.votesList#4899484e flags:# count:int votes:Vector<MessagePeerVote> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.VotesList;`
     ///
     /// <https://core.telegram.org/type/messages.VotesList>
-    public enum VotesList: TLSchemaDescribed, TLParsable {
+    public enum VotesList: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.votesList#4899484e flags:# count:int votes:Vector<MessagePeerVote> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.VotesList;`
         ///
         /// <https://core.telegram.org/constructor/messages.votesList>
@@ -1141,6 +1146,7 @@ extension Api.messages {
             public let users: [Api.User]
             public let nextOffset: String?
 
+            @_optimize(none)
             public init(count: Int32, votes: [Api.MessagePeerVote], chats: [Api.Chat], users: [Api.User], nextOffset: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
@@ -1228,7 +1234,7 @@ extension Api {
     /// - `searchResultsCalendarPeriod#c9b0539f date:int min_msg_id:int max_msg_id:int count:int = SearchResultsCalendarPeriod;`
     ///
     /// <https://core.telegram.org/type/SearchResultsCalendarPeriod>
-    public enum SearchResultsCalendarPeriod: TLSchemaDescribed, TLParsable {
+    public enum SearchResultsCalendarPeriod: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `searchResultsCalendarPeriod#c9b0539f date:int min_msg_id:int max_msg_id:int count:int = SearchResultsCalendarPeriod;`
         ///
         /// <https://core.telegram.org/constructor/searchResultsCalendarPeriod>
@@ -1306,7 +1312,7 @@ extension Api.account {
     /// - `account.emojiStatuses#90c467d1 hash:long statuses:Vector<EmojiStatus> = account.EmojiStatuses;`
     ///
     /// <https://core.telegram.org/type/account.EmojiStatuses>
-    public enum EmojiStatuses: TLSchemaDescribed, TLParsable {
+    public enum EmojiStatuses: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.emojiStatusesNotModified#d08ce645 = account.EmojiStatuses;`
         ///
         /// <https://core.telegram.org/constructor/account.emojiStatusesNotModified>
@@ -1387,7 +1393,7 @@ extension Api {
     /// - `reactionPaid#523da4eb = Reaction;`
     ///
     /// <https://core.telegram.org/type/Reaction>
-    public enum Reaction: TLSchemaDescribed, TLParsable {
+    public enum Reaction: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `reactionEmpty#79f5d419 = Reaction;`
         ///
         /// <https://core.telegram.org/constructor/reactionEmpty>
@@ -1500,7 +1506,7 @@ extension Api.account {
     /// - `account.emailVerifiedLogin#e1bb0d61 email:string sent_code:auth.SentCode = account.EmailVerified;`
     ///
     /// <https://core.telegram.org/type/account.EmailVerified>
-    public enum EmailVerified: TLSchemaDescribed, TLParsable {
+    public enum EmailVerified: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.emailVerified#2b96cd1b email:string = account.EmailVerified;`
         ///
         /// <https://core.telegram.org/constructor/account.emailVerified>
@@ -1601,7 +1607,7 @@ extension Api {
     /// - `starsTransactionPeerAPI#f9677aad = StarsTransactionPeer;`
     ///
     /// <https://core.telegram.org/type/StarsTransactionPeer>
-    public enum StarsTransactionPeer: TLSchemaDescribed, TLParsable {
+    public enum StarsTransactionPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starsTransactionPeerUnsupported#95f2bfe4 = StarsTransactionPeer;`
         ///
         /// <https://core.telegram.org/constructor/starsTransactionPeerUnsupported>
@@ -1737,7 +1743,7 @@ extension Api.payments {
     /// - `payments.starsRevenueStats#6c207376 flags:# top_hours_graph:flags.0?StatsGraph revenue_graph:StatsGraph status:StarsRevenueStatus usd_rate:double = payments.StarsRevenueStats;`
     ///
     /// <https://core.telegram.org/type/payments.StarsRevenueStats>
-    public enum StarsRevenueStats: TLSchemaDescribed, TLParsable {
+    public enum StarsRevenueStats: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.starsRevenueStats#6c207376 flags:# top_hours_graph:flags.0?StatsGraph revenue_graph:StatsGraph status:StarsRevenueStatus usd_rate:double = payments.StarsRevenueStats;`
         ///
         /// <https://core.telegram.org/constructor/payments.starsRevenueStats>
@@ -1754,6 +1760,7 @@ extension Api.payments {
             public let status: Api.StarsRevenueStatus
             public let usdRate: Double
 
+            @_optimize(none)
             public init(topHoursGraph: Api.StatsGraph? = nil, revenueGraph: Api.StatsGraph, status: Api.StarsRevenueStatus, usdRate: Double) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: topHoursGraph != nil)
@@ -1835,7 +1842,7 @@ extension Api {
     /// - `starsTonAmount#74aee3e0 amount:long = StarsAmount;`
     ///
     /// <https://core.telegram.org/type/StarsAmount>
-    public enum StarsAmount: TLSchemaDescribed, TLParsable {
+    public enum StarsAmount: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starsAmount#bbb6b4a3 amount:long nanos:int = StarsAmount;`
         ///
         /// <https://core.telegram.org/constructor/starsAmount>
@@ -1933,7 +1940,7 @@ extension Api.payments {
     /// - `payments.starGiftUpgradePreview#3de1dfed sample_attributes:Vector<StarGiftAttribute> prices:Vector<StarGiftUpgradePrice> next_prices:Vector<StarGiftUpgradePrice> = payments.StarGiftUpgradePreview;`
     ///
     /// <https://core.telegram.org/type/payments.StarGiftUpgradePreview>
-    public enum StarGiftUpgradePreview: TLSchemaDescribed, TLParsable {
+    public enum StarGiftUpgradePreview: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.starGiftUpgradePreview#3de1dfed sample_attributes:Vector<StarGiftAttribute> prices:Vector<StarGiftUpgradePrice> next_prices:Vector<StarGiftUpgradePrice> = payments.StarGiftUpgradePreview;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftUpgradePreview>
@@ -2003,7 +2010,7 @@ extension Api.payments {
     /// - `payments.starGiftWithdrawalUrl#84aa3a9c url:string = payments.StarGiftWithdrawalUrl;`
     ///
     /// <https://core.telegram.org/type/payments.StarGiftWithdrawalUrl>
-    public enum StarGiftWithdrawalUrl: TLSchemaDescribed, TLParsable {
+    public enum StarGiftWithdrawalUrl: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.starGiftWithdrawalUrl#84aa3a9c url:string = payments.StarGiftWithdrawalUrl;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftWithdrawalUrl>
@@ -2062,7 +2069,7 @@ extension Api.stats {
     /// - `stats.pollStats#2999beed votes_graph:StatsGraph = stats.PollStats;`
     ///
     /// <https://core.telegram.org/type/stats.PollStats>
-    public enum PollStats: TLSchemaDescribed, TLParsable {
+    public enum PollStats: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stats.pollStats#2999beed votes_graph:StatsGraph = stats.PollStats;`
         ///
         /// <https://core.telegram.org/constructor/stats.pollStats>
@@ -2120,6 +2127,7 @@ extension Api.functions.auth {
     /// `auth.bindTempAuthKey#cdd42a05 perm_auth_key_id:long nonce:long expires_at:int encrypted_message:bytes = Bool;`
     ///
     /// <https://core.telegram.org/method/auth.bindTempAuthKey>
+    @_optimize(none)
     public static func bindTempAuthKey(permAuthKeyId: Int64, nonce: Int64, expiresAt: Int32, encryptedMessage: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         bindTempAuthKey(into: buffer, permAuthKeyId: permAuthKeyId, nonce: nonce, expiresAt: expiresAt, encryptedMessage: encryptedMessage)
@@ -2127,7 +2135,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.bindTempAuthKey` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func bindTempAuthKey(into buffer: Buffer, permAuthKeyId: Int64, nonce: Int64, expiresAt: Int32, encryptedMessage: [UInt8]) {
         var w1 = buffer.fieldWriter(reserving: 24)
         w1.uint32(0xcdd42a05)
@@ -2143,6 +2151,7 @@ extension Api.functions.auth {
     /// `auth.acceptLoginToken#e894ad4d token:bytes = Authorization;`
     ///
     /// <https://core.telegram.org/method/auth.acceptLoginToken>
+    @_optimize(none)
     public static func acceptLoginToken(token: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Authorization>) {
         let buffer = Buffer()
         acceptLoginToken(into: buffer, token: token)
@@ -2150,7 +2159,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.acceptLoginToken` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func acceptLoginToken(into buffer: Buffer, token: [UInt8]) {
         buffer.appendUInt32(0xe894ad4d)
         buffer.appendTLBytes(token)
@@ -2161,6 +2170,7 @@ extension Api.functions.account {
     /// `account.updateNotifySettings#84be5b93 peer:InputNotifyPeer settings:InputPeerNotifySettings = Bool;`
     ///
     /// <https://core.telegram.org/method/account.updateNotifySettings>
+    @_optimize(none)
     public static func updateNotifySettings(peer: Api.InputNotifyPeer, settings: Api.InputPeerNotifySettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateNotifySettings(into: buffer, peer: peer, settings: settings)
@@ -2168,7 +2178,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateNotifySettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateNotifySettings(into buffer: Buffer, peer: Api.InputNotifyPeer, settings: Api.InputPeerNotifySettings) {
         buffer.appendUInt32(0x84be5b93)
         peer.serialize(buffer, true)
@@ -2180,6 +2190,7 @@ extension Api.functions.account {
     /// `account.updateDeviceLocked#38df3532 period:int = Bool;`
     ///
     /// <https://core.telegram.org/method/account.updateDeviceLocked>
+    @_optimize(none)
     public static func updateDeviceLocked(period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateDeviceLocked(into: buffer, period: period)
@@ -2187,7 +2198,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateDeviceLocked` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateDeviceLocked(into buffer: Buffer, period: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x38df3532)
@@ -2200,6 +2211,7 @@ extension Api.functions.account {
     /// `account.getNotifyExceptions#53577479 flags:# compare_sound:flags.1?true compare_stories:flags.2?true peer:flags.0?InputNotifyPeer = Updates;`
     ///
     /// <https://core.telegram.org/method/account.getNotifyExceptions>
+    @_optimize(none)
     public static func getNotifyExceptions(compareSound: Bool = false, compareStories: Bool = false, peer: Api.InputNotifyPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getNotifyExceptions(into: buffer, compareSound: compareSound, compareStories: compareStories, peer: peer)
@@ -2207,7 +2219,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getNotifyExceptions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getNotifyExceptions(into buffer: Buffer, compareSound: Bool = false, compareStories: Bool = false, peer: Api.InputNotifyPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: compareSound)
@@ -2225,6 +2237,7 @@ extension Api.functions.account {
     /// `account.setAuthorizationTTL#bf899aa0 authorization_ttl_days:int = Bool;`
     ///
     /// <https://core.telegram.org/method/account.setAuthorizationTTL>
+    @_optimize(none)
     public static func setAuthorizationTTL(authorizationTtlDays: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setAuthorizationTTL(into: buffer, authorizationTtlDays: authorizationTtlDays)
@@ -2232,7 +2245,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setAuthorizationTTL` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setAuthorizationTTL(into buffer: Buffer, authorizationTtlDays: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xbf899aa0)
@@ -2245,6 +2258,7 @@ extension Api.functions.account {
     /// `account.getDefaultEmojiStatuses#d6753386 hash:long = account.EmojiStatuses;`
     ///
     /// <https://core.telegram.org/method/account.getDefaultEmojiStatuses>
+    @_optimize(none)
     public static func getDefaultEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
         let buffer = Buffer()
         getDefaultEmojiStatuses(into: buffer, hash: hash)
@@ -2252,7 +2266,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getDefaultEmojiStatuses` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDefaultEmojiStatuses(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xd6753386)
@@ -2265,6 +2279,7 @@ extension Api.functions.account {
     /// `account.getRecentEmojiStatuses#0f578105 hash:long = account.EmojiStatuses;`
     ///
     /// <https://core.telegram.org/method/account.getRecentEmojiStatuses>
+    @_optimize(none)
     public static func getRecentEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
         let buffer = Buffer()
         getRecentEmojiStatuses(into: buffer, hash: hash)
@@ -2272,7 +2287,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getRecentEmojiStatuses` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getRecentEmojiStatuses(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x0f578105)
@@ -2285,6 +2300,7 @@ extension Api.functions.account {
     /// `account.getDefaultProfilePhotoEmojis#e2750328 hash:long = EmojiList;`
     ///
     /// <https://core.telegram.org/method/account.getDefaultProfilePhotoEmojis>
+    @_optimize(none)
     public static func getDefaultProfilePhotoEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
         let buffer = Buffer()
         getDefaultProfilePhotoEmojis(into: buffer, hash: hash)
@@ -2292,7 +2308,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getDefaultProfilePhotoEmojis` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDefaultProfilePhotoEmojis(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xe2750328)
@@ -2305,6 +2321,7 @@ extension Api.functions.account {
     /// `account.invalidateSignInCodes#ca8ae8ba codes:Vector<string> = Bool;`
     ///
     /// <https://core.telegram.org/method/account.invalidateSignInCodes>
+    @_optimize(none)
     public static func invalidateSignInCodes(codes: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         invalidateSignInCodes(into: buffer, codes: codes)
@@ -2312,7 +2329,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.invalidateSignInCodes` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func invalidateSignInCodes(into buffer: Buffer, codes: [String]) {
         buffer.appendUInt32(0xca8ae8ba)
         buffer.appendVector(codes, boxed: true)
@@ -2323,6 +2340,7 @@ extension Api.functions.account {
     /// `account.updateBusinessIntro#a614d034 flags:# intro:flags.0?InputBusinessIntro = Bool;`
     ///
     /// <https://core.telegram.org/method/account.updateBusinessIntro>
+    @_optimize(none)
     public static func updateBusinessIntro(intro: Api.InputBusinessIntro? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateBusinessIntro(into: buffer, intro: intro)
@@ -2330,7 +2348,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessIntro` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateBusinessIntro(into buffer: Buffer, intro: Api.InputBusinessIntro? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: intro != nil)
@@ -2346,6 +2364,7 @@ extension Api.functions.account {
     /// `account.initPasskeyRegistration#429547e8 = account.PasskeyRegistrationOptions;`
     ///
     /// <https://core.telegram.org/method/account.initPasskeyRegistration>
+    @_optimize(none)
     public static func initPasskeyRegistration() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PasskeyRegistrationOptions>) {
         let buffer = Buffer()
         initPasskeyRegistration(into: buffer)
@@ -2353,7 +2372,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.initPasskeyRegistration` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func initPasskeyRegistration(into buffer: Buffer) {
         buffer.appendUInt32(0x429547e8)
     }
@@ -2363,6 +2382,7 @@ extension Api.functions.messages {
     /// `messages.sendEncryptedFile#5559481d flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes file:InputEncryptedFile = messages.SentEncryptedMessage;`
     ///
     /// <https://core.telegram.org/method/messages.sendEncryptedFile>
+    @_optimize(none)
     public static func sendEncryptedFile(silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8], file: Api.InputEncryptedFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
         let buffer = Buffer()
         sendEncryptedFile(into: buffer, silent: silent, peer: peer, randomId: randomId, data: data, file: file)
@@ -2370,7 +2390,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendEncryptedFile` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendEncryptedFile(into buffer: Buffer, silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8], file: Api.InputEncryptedFile) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: silent)
@@ -2389,6 +2409,7 @@ extension Api.functions.messages {
     /// `messages.searchEmojiStickerSets#92b4494c flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;`
     ///
     /// <https://core.telegram.org/method/messages.searchEmojiStickerSets>
+    @_optimize(none)
     public static func searchEmojiStickerSets(excludeFeatured: Bool = false, q: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FoundStickerSets>) {
         let buffer = Buffer()
         searchEmojiStickerSets(into: buffer, excludeFeatured: excludeFeatured, q: q, hash: hash)
@@ -2396,7 +2417,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchEmojiStickerSets` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func searchEmojiStickerSets(into buffer: Buffer, excludeFeatured: Bool = false, q: String, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: excludeFeatured)
@@ -2413,6 +2434,7 @@ extension Api.functions.messages {
     /// `messages.getSavedDialogs#1e91fc99 flags:# exclude_pinned:flags.0?true parent_peer:flags.1?InputPeer offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.SavedDialogs;`
     ///
     /// <https://core.telegram.org/method/messages.getSavedDialogs>
+    @_optimize(none)
     public static func getSavedDialogs(excludePinned: Bool = false, parentPeer: Api.InputPeer? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedDialogs>) {
         let buffer = Buffer()
         getSavedDialogs(into: buffer, excludePinned: excludePinned, parentPeer: parentPeer, offsetDate: offsetDate, offsetId: offsetId, offsetPeer: offsetPeer, limit: limit, hash: hash)
@@ -2420,7 +2442,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSavedDialogs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSavedDialogs(into buffer: Buffer, excludePinned: Bool = false, parentPeer: Api.InputPeer? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: excludePinned)
@@ -2446,6 +2468,7 @@ extension Api.functions.channels {
     /// `channels.setStickers#ea8ca4f9 channel:InputChannel stickerset:InputStickerSet = Bool;`
     ///
     /// <https://core.telegram.org/method/channels.setStickers>
+    @_optimize(none)
     public static func setStickers(channel: Api.InputChannel, stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setStickers(into: buffer, channel: channel, stickerset: stickerset)
@@ -2453,7 +2476,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.setStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setStickers(into buffer: Buffer, channel: Api.InputChannel, stickerset: Api.InputStickerSet) {
         buffer.appendUInt32(0xea8ca4f9)
         channel.serialize(buffer, true)
@@ -2465,6 +2488,7 @@ extension Api.functions.channels {
     /// `channels.updatePaidMessagesPrice#4b12327b flags:# broadcast_messages_allowed:flags.0?true channel:InputChannel send_paid_messages_stars:long = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.updatePaidMessagesPrice>
+    @_optimize(none)
     public static func updatePaidMessagesPrice(broadcastMessagesAllowed: Bool = false, channel: Api.InputChannel, sendPaidMessagesStars: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updatePaidMessagesPrice(into: buffer, broadcastMessagesAllowed: broadcastMessagesAllowed, channel: channel, sendPaidMessagesStars: sendPaidMessagesStars)
@@ -2472,7 +2496,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.updatePaidMessagesPrice` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updatePaidMessagesPrice(into buffer: Buffer, broadcastMessagesAllowed: Bool = false, channel: Api.InputChannel, sendPaidMessagesStars: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: broadcastMessagesAllowed)
@@ -2489,6 +2513,7 @@ extension Api.functions.phone {
     /// `phone.exportGroupCallInvite#e6aa647f flags:# can_self_unmute:flags.0?true call:InputGroupCall = phone.ExportedGroupCallInvite;`
     ///
     /// <https://core.telegram.org/method/phone.exportGroupCallInvite>
+    @_optimize(none)
     public static func exportGroupCallInvite(canSelfUnmute: Bool = false, call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.ExportedGroupCallInvite>) {
         let buffer = Buffer()
         exportGroupCallInvite(into: buffer, canSelfUnmute: canSelfUnmute, call: call)
@@ -2496,7 +2521,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.exportGroupCallInvite` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func exportGroupCallInvite(into buffer: Buffer, canSelfUnmute: Bool = false, call: Api.InputGroupCall) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: canSelfUnmute)
@@ -2512,6 +2537,7 @@ extension Api.functions.chatlists {
     /// `chatlists.checkChatlistInvite#41c10fff slug:string = chatlists.ChatlistInvite;`
     ///
     /// <https://core.telegram.org/method/chatlists.checkChatlistInvite>
+    @_optimize(none)
     public static func checkChatlistInvite(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ChatlistInvite>) {
         let buffer = Buffer()
         checkChatlistInvite(into: buffer, slug: slug)
@@ -2519,7 +2545,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.checkChatlistInvite` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkChatlistInvite(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0x41c10fff)
         buffer.appendTLString(slug)

@@ -10,7 +10,7 @@ extension Api {
     /// - `draftMessage#60fe3294 flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia date:int effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?RichMessage = DraftMessage;`
     ///
     /// <https://core.telegram.org/type/DraftMessage>
-    public enum DraftMessage: TLSchemaDescribed, TLParsable {
+    public enum DraftMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `draftMessageEmpty#1b0c841a flags:# date:flags.0?int = DraftMessage;`
         ///
         /// <https://core.telegram.org/constructor/draftMessageEmpty>
@@ -28,6 +28,7 @@ extension Api {
             public let flags: Int32
             public let date: Int32?
 
+            @_optimize(none)
             public init(date: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: date != nil)
@@ -58,6 +59,7 @@ extension Api {
             public var noWebpage: Bool { tlFlagIsSet(flags, 0x2) }
             public var invertMedia: Bool { tlFlagIsSet(flags, 0x40) }
 
+            @_optimize(none)
             public init(noWebpage: Bool = false, invertMedia: Bool = false, replyTo: Api.InputReplyTo? = nil, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, date: Int32, effect: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.RichMessage? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: noWebpage)
@@ -212,7 +214,7 @@ extension Api {
     /// - `paymentRequestedInfo#909c3f94 flags:# name:flags.0?string phone:flags.1?string email:flags.2?string shipping_address:flags.3?PostAddress = PaymentRequestedInfo;`
     ///
     /// <https://core.telegram.org/type/PaymentRequestedInfo>
-    public enum PaymentRequestedInfo: TLSchemaDescribed, TLParsable {
+    public enum PaymentRequestedInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `paymentRequestedInfo#909c3f94 flags:# name:flags.0?string phone:flags.1?string email:flags.2?string shipping_address:flags.3?PostAddress = PaymentRequestedInfo;`
         ///
         /// <https://core.telegram.org/constructor/paymentRequestedInfo>
@@ -229,6 +231,7 @@ extension Api {
             public let email: String?
             public let shippingAddress: Api.PostAddress?
 
+            @_optimize(none)
             public init(name: String? = nil, phone: String? = nil, email: String? = nil, shippingAddress: Api.PostAddress? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: name != nil)
@@ -328,7 +331,7 @@ extension Api.upload {
     /// - `upload.cdnFile#a99fca4f bytes:bytes = upload.CdnFile;`
     ///
     /// <https://core.telegram.org/type/upload.CdnFile>
-    public enum CdnFile: TLSchemaDescribed, TLParsable {
+    public enum CdnFile: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `upload.cdnFileReuploadNeeded#eea8e46e request_token:bytes = upload.CdnFile;`
         ///
         /// <https://core.telegram.org/constructor/upload.cdnFileReuploadNeeded>
@@ -467,7 +470,7 @@ extension Api {
     /// - `channelAdminLogEventActionParticipantEditRank#5806b4ec user_id:long prev_rank:string new_rank:string = ChannelAdminLogEventAction;`
     ///
     /// <https://core.telegram.org/type/ChannelAdminLogEventAction>
-    public enum ChannelAdminLogEventAction: TLSchemaDescribed, TLParsable {
+    public enum ChannelAdminLogEventAction: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `channelAdminLogEventActionChangeTitle#e6dfb825 prev_value:string new_value:string = ChannelAdminLogEventAction;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeTitle>
@@ -974,6 +977,7 @@ extension Api {
             public let invite: Api.ExportedChatInvite
             public var viaChatlist: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(viaChatlist: Bool = false, invite: Api.ExportedChatInvite) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: viaChatlist)
@@ -1162,6 +1166,7 @@ extension Api {
             public let prevTopic: Api.ForumTopic?
             public let newTopic: Api.ForumTopic?
 
+            @_optimize(none)
             public init(prevTopic: Api.ForumTopic? = nil, newTopic: Api.ForumTopic? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: prevTopic != nil)
@@ -2199,7 +2204,7 @@ extension Api {
     /// - `inputCheckPasswordSRP#d27ff082 srp_id:long A:bytes M1:bytes = InputCheckPasswordSRP;`
     ///
     /// <https://core.telegram.org/type/InputCheckPasswordSRP>
-    public enum InputCheckPasswordSRP: TLSchemaDescribed, TLParsable {
+    public enum InputCheckPasswordSRP: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputCheckPasswordEmpty#9880f658 = InputCheckPasswordSRP;`
         ///
         /// <https://core.telegram.org/constructor/inputCheckPasswordEmpty>
@@ -2284,7 +2289,7 @@ extension Api {
     /// - `inputWallPaperNoFile#967a462e id:long = InputWallPaper;`
     ///
     /// <https://core.telegram.org/type/InputWallPaper>
-    public enum InputWallPaper: TLSchemaDescribed, TLParsable {
+    public enum InputWallPaper: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputWallPaper#e630b979 id:long access_hash:long = InputWallPaper;`
         ///
         /// <https://core.telegram.org/constructor/inputWallPaper>
@@ -2411,7 +2416,7 @@ extension Api {
     /// - `availableReaction#c077ec01 flags:# inactive:flags.0?true premium:flags.2?true reaction:string title:string static_icon:Document appear_animation:Document select_animation:Document activate_animation:Document effect_animation:Document around_animation:flags.1?Document center_icon:flags.1?Document = AvailableReaction;`
     ///
     /// <https://core.telegram.org/type/AvailableReaction>
-    public enum AvailableReaction: TLSchemaDescribed, TLParsable {
+    public enum AvailableReaction: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `availableReaction#c077ec01 flags:# inactive:flags.0?true premium:flags.2?true reaction:string title:string static_icon:Document appear_animation:Document select_animation:Document activate_animation:Document effect_animation:Document around_animation:flags.1?Document center_icon:flags.1?Document = AvailableReaction;`
         ///
         /// <https://core.telegram.org/constructor/availableReaction>
@@ -2435,6 +2440,7 @@ extension Api {
             public var inactive: Bool { tlFlagIsSet(flags, 0x1) }
             public var premium: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(inactive: Bool = false, premium: Bool = false, reaction: String, title: String, staticIcon: Api.Document, appearAnimation: Api.Document, selectAnimation: Api.Document, activateAnimation: Api.Document, effectAnimation: Api.Document, aroundAnimation: Api.Document? = nil, centerIcon: Api.Document? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: inactive)
@@ -2549,7 +2555,7 @@ extension Api {
     /// - `exportedStoryLink#3fc9053b link:string = ExportedStoryLink;`
     ///
     /// <https://core.telegram.org/type/ExportedStoryLink>
-    public enum ExportedStoryLink: TLSchemaDescribed, TLParsable {
+    public enum ExportedStoryLink: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `exportedStoryLink#3fc9053b link:string = ExportedStoryLink;`
         ///
         /// <https://core.telegram.org/constructor/exportedStoryLink>
@@ -2609,7 +2615,7 @@ extension Api {
     /// - `prepaidStarsGiveaway#9a9d77e0 id:long stars:long quantity:int boosts:int date:int = PrepaidGiveaway;`
     ///
     /// <https://core.telegram.org/type/PrepaidGiveaway>
-    public enum PrepaidGiveaway: TLSchemaDescribed, TLParsable {
+    public enum PrepaidGiveaway: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `prepaidGiveaway#b2539d54 id:long months:int quantity:int date:int = PrepaidGiveaway;`
         ///
         /// <https://core.telegram.org/constructor/prepaidGiveaway>
@@ -2738,7 +2744,7 @@ extension Api {
     /// - `businessGreetingMessage#e519abab shortcut_id:int recipients:BusinessRecipients no_activity_days:int = BusinessGreetingMessage;`
     ///
     /// <https://core.telegram.org/type/BusinessGreetingMessage>
-    public enum BusinessGreetingMessage: TLSchemaDescribed, TLParsable {
+    public enum BusinessGreetingMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `businessGreetingMessage#e519abab shortcut_id:int recipients:BusinessRecipients no_activity_days:int = BusinessGreetingMessage;`
         ///
         /// <https://core.telegram.org/constructor/businessGreetingMessage>
@@ -2812,7 +2818,7 @@ extension Api {
     /// - `requestedPeerChannel#8ba403e4 flags:# channel_id:long title:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
     ///
     /// <https://core.telegram.org/type/RequestedPeer>
-    public enum RequestedPeer: TLSchemaDescribed, TLParsable {
+    public enum RequestedPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `requestedPeerUser#d62ff46a flags:# user_id:long first_name:flags.0?string last_name:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
         ///
         /// <https://core.telegram.org/constructor/requestedPeerUser>
@@ -2838,6 +2844,7 @@ extension Api {
             public let username: String?
             public let photo: Api.Photo?
 
+            @_optimize(none)
             public init(userId: Int64, firstName: String? = nil, lastName: String? = nil, username: String? = nil, photo: Api.Photo? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: firstName != nil && lastName != nil)
@@ -2871,6 +2878,7 @@ extension Api {
             public let title: String?
             public let photo: Api.Photo?
 
+            @_optimize(none)
             public init(chatId: Int64, title: String? = nil, photo: Api.Photo? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: title != nil)
@@ -2900,6 +2908,7 @@ extension Api {
             public let username: String?
             public let photo: Api.Photo?
 
+            @_optimize(none)
             public init(channelId: Int64, title: String? = nil, username: String? = nil, photo: Api.Photo? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: title != nil)
@@ -3078,7 +3087,7 @@ extension Api.payments {
     /// - `payments.starsStatus#6c9ce8ed flags:# balance:StarsAmount subscriptions:flags.1?Vector<StarsSubscription> subscriptions_next_offset:flags.2?string subscriptions_missing_balance:flags.4?long history:flags.3?Vector<StarsTransaction> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.StarsStatus;`
     ///
     /// <https://core.telegram.org/type/payments.StarsStatus>
-    public enum StarsStatus: TLSchemaDescribed, TLParsable {
+    public enum StarsStatus: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.starsStatus#6c9ce8ed flags:# balance:StarsAmount subscriptions:flags.1?Vector<StarsSubscription> subscriptions_next_offset:flags.2?string subscriptions_missing_balance:flags.4?long history:flags.3?Vector<StarsTransaction> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.StarsStatus;`
         ///
         /// <https://core.telegram.org/constructor/payments.starsStatus>
@@ -3099,6 +3108,7 @@ extension Api.payments {
             public let chats: [Api.Chat]
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(balance: Api.StarsAmount, subscriptions: [Api.StarsSubscription]? = nil, subscriptionsNextOffset: String? = nil, subscriptionsMissingBalance: Int64? = nil, history: [Api.StarsTransaction]? = nil, nextOffset: String? = nil, chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: subscriptions != nil)
@@ -3225,7 +3235,7 @@ extension Api {
     /// - `businessBotRights#a0624cf7 flags:# reply:flags.0?true read_messages:flags.1?true delete_sent_messages:flags.2?true delete_received_messages:flags.3?true edit_name:flags.4?true edit_bio:flags.5?true edit_profile_photo:flags.6?true edit_username:flags.7?true view_gifts:flags.8?true sell_gifts:flags.9?true change_gift_settings:flags.10?true transfer_and_upgrade_gifts:flags.11?true transfer_stars:flags.12?true manage_stories:flags.13?true = BusinessBotRights;`
     ///
     /// <https://core.telegram.org/type/BusinessBotRights>
-    public enum BusinessBotRights: TLSchemaDescribed, TLParsable {
+    public enum BusinessBotRights: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `businessBotRights#a0624cf7 flags:# reply:flags.0?true read_messages:flags.1?true delete_sent_messages:flags.2?true delete_received_messages:flags.3?true edit_name:flags.4?true edit_bio:flags.5?true edit_profile_photo:flags.6?true edit_username:flags.7?true view_gifts:flags.8?true sell_gifts:flags.9?true change_gift_settings:flags.10?true transfer_and_upgrade_gifts:flags.11?true transfer_stars:flags.12?true manage_stories:flags.13?true = BusinessBotRights;`
         ///
         /// <https://core.telegram.org/constructor/businessBotRights>
@@ -3252,6 +3262,7 @@ extension Api {
             public var transferStars: Bool { tlFlagIsSet(flags, 0x1000) }
             public var manageStories: Bool { tlFlagIsSet(flags, 0x2000) }
 
+            @_optimize(none)
             public init(reply: Bool = false, readMessages: Bool = false, deleteSentMessages: Bool = false, deleteReceivedMessages: Bool = false, editName: Bool = false, editBio: Bool = false, editProfilePhoto: Bool = false, editUsername: Bool = false, viewGifts: Bool = false, sellGifts: Bool = false, changeGiftSettings: Bool = false, transferAndUpgradeGifts: Bool = false, transferStars: Bool = false, manageStories: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: reply)
@@ -3321,7 +3332,7 @@ extension Api {
     /// - `communityPeerRequest#7beafa85 flags:# visible:flags.0?true peer:Peer requested_by:long date:int = CommunityPeerRequest;`
     ///
     /// <https://core.telegram.org/type/CommunityPeerRequest>
-    public enum CommunityPeerRequest: TLSchemaDescribed, TLParsable {
+    public enum CommunityPeerRequest: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `communityPeerRequest#7beafa85 flags:# visible:flags.0?true peer:Peer requested_by:long date:int = CommunityPeerRequest;`
         ///
         /// <https://core.telegram.org/constructor/communityPeerRequest>
@@ -3338,6 +3349,7 @@ extension Api {
             public let date: Int32
             public var visible: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(visible: Bool = false, peer: Api.Peer, requestedBy: Int64, date: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: visible)
@@ -3412,7 +3424,7 @@ extension Api {
     /// - `ephemeralMessage#dd27bee9 flags:# out:flags.0?true welcome_template:flags.5?true invert_media:flags.7?true noforwards:flags.12?true id:int from_id:Peer peer_id:flags.9?Peer receiver_id:long top_msg_id:flags.1?int date:int message:string entities:flags.2?Vector<MessageEntity> media:flags.3?MessageMedia reply_markup:flags.4?ReplyMarkup reply_to:flags.6?MessageReplyHeader rich_message:flags.8?RichMessage chat_instance:flags.10?long anchor_msg_id:flags.11?int = EphemeralMessage;`
     ///
     /// <https://core.telegram.org/type/EphemeralMessage>
-    public enum EphemeralMessage: TLSchemaDescribed, TLParsable {
+    public enum EphemeralMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `ephemeralMessage#dd27bee9 flags:# out:flags.0?true welcome_template:flags.5?true invert_media:flags.7?true noforwards:flags.12?true id:int from_id:Peer peer_id:flags.9?Peer receiver_id:long top_msg_id:flags.1?int date:int message:string entities:flags.2?Vector<MessageEntity> media:flags.3?MessageMedia reply_markup:flags.4?ReplyMarkup reply_to:flags.6?MessageReplyHeader rich_message:flags.8?RichMessage chat_instance:flags.10?long anchor_msg_id:flags.11?int = EphemeralMessage;`
         ///
         /// <https://core.telegram.org/constructor/ephemeralMessage>
@@ -3443,6 +3455,7 @@ extension Api {
             public var invertMedia: Bool { tlFlagIsSet(flags, 0x80) }
             public var noforwards: Bool { tlFlagIsSet(flags, 0x1000) }
 
+            @_optimize(none)
             public init(out: Bool = false, welcomeTemplate: Bool = false, invertMedia: Bool = false, noforwards: Bool = false, id: Int32, fromId: Api.Peer, peerId: Api.Peer? = nil, receiverId: Int64, topMsgId: Int32? = nil, date: Int32, message: String, entities: [Api.MessageEntity]? = nil, media: Api.MessageMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, replyTo: Api.MessageReplyHeader? = nil, richMessage: Api.RichMessage? = nil, chatInstance: Int64? = nil, anchorMsgId: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: out)
@@ -3621,7 +3634,7 @@ extension Api {
     /// - `keyboardInlineButtonRow#19420af6 buttons:Vector<KeyboardInlineButton> = KeyboardInlineButtonRow;`
     ///
     /// <https://core.telegram.org/type/KeyboardInlineButtonRow>
-    public enum KeyboardInlineButtonRow: TLSchemaDescribed, TLParsable {
+    public enum KeyboardInlineButtonRow: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `keyboardInlineButtonRow#19420af6 buttons:Vector<KeyboardInlineButton> = KeyboardInlineButtonRow;`
         ///
         /// <https://core.telegram.org/constructor/keyboardInlineButtonRow>
@@ -3679,6 +3692,7 @@ extension Api.functions.auth {
     /// `auth.finishFirebasePnvLogin#2c85094c google_token:string = auth.Authorization;`
     ///
     /// <https://core.telegram.org/method/auth.finishFirebasePnvLogin>
+    @_optimize(none)
     public static func finishFirebasePnvLogin(googleToken: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         finishFirebasePnvLogin(into: buffer, googleToken: googleToken)
@@ -3686,7 +3700,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.finishFirebasePnvLogin` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func finishFirebasePnvLogin(into buffer: Buffer, googleToken: String) {
         buffer.appendUInt32(0x2c85094c)
         buffer.appendTLString(googleToken)
@@ -3697,6 +3711,7 @@ extension Api.functions.account {
     /// `account.finishTakeoutSession#1d2652ee flags:# success:flags.0?true = Bool;`
     ///
     /// <https://core.telegram.org/method/account.finishTakeoutSession>
+    @_optimize(none)
     public static func finishTakeoutSession(success: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         finishTakeoutSession(into: buffer, success: success)
@@ -3704,7 +3719,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.finishTakeoutSession` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func finishTakeoutSession(into buffer: Buffer, success: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: success)
@@ -3719,6 +3734,7 @@ extension Api.functions.account {
     /// `account.editBusinessChatLink#8c3410af slug:string link:InputBusinessChatLink = BusinessChatLink;`
     ///
     /// <https://core.telegram.org/method/account.editBusinessChatLink>
+    @_optimize(none)
     public static func editBusinessChatLink(slug: String, link: Api.InputBusinessChatLink) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BusinessChatLink>) {
         let buffer = Buffer()
         editBusinessChatLink(into: buffer, slug: slug, link: link)
@@ -3726,7 +3742,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.editBusinessChatLink` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editBusinessChatLink(into buffer: Buffer, slug: String, link: Api.InputBusinessChatLink) {
         buffer.appendUInt32(0x8c3410af)
         buffer.appendTLString(slug)
@@ -3738,6 +3754,7 @@ extension Api.functions.account {
     /// `account.getCollectibleEmojiStatuses#2e7b4543 hash:long = account.EmojiStatuses;`
     ///
     /// <https://core.telegram.org/method/account.getCollectibleEmojiStatuses>
+    @_optimize(none)
     public static func getCollectibleEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
         let buffer = Buffer()
         getCollectibleEmojiStatuses(into: buffer, hash: hash)
@@ -3745,7 +3762,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getCollectibleEmojiStatuses` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getCollectibleEmojiStatuses(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x2e7b4543)
@@ -3758,6 +3775,7 @@ extension Api.functions.contacts {
     /// `contacts.getTopPeers#973478b6 flags:# correspondents:flags.0?true bots_pm:flags.1?true bots_inline:flags.2?true phone_calls:flags.3?true forward_users:flags.4?true forward_chats:flags.5?true groups:flags.10?true channels:flags.15?true bots_app:flags.16?true bots_guestchat:flags.17?true offset:int limit:int hash:long = contacts.TopPeers;`
     ///
     /// <https://core.telegram.org/method/contacts.getTopPeers>
+    @_optimize(none)
     public static func getTopPeers(correspondents: Bool = false, botsPm: Bool = false, botsInline: Bool = false, phoneCalls: Bool = false, forwardUsers: Bool = false, forwardChats: Bool = false, groups: Bool = false, channels: Bool = false, botsApp: Bool = false, botsGuestchat: Bool = false, offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.TopPeers>) {
         let buffer = Buffer()
         getTopPeers(into: buffer, correspondents: correspondents, botsPm: botsPm, botsInline: botsInline, phoneCalls: phoneCalls, forwardUsers: forwardUsers, forwardChats: forwardChats, groups: groups, channels: channels, botsApp: botsApp, botsGuestchat: botsGuestchat, offset: offset, limit: limit, hash: hash)
@@ -3765,7 +3783,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getTopPeers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getTopPeers(into buffer: Buffer, correspondents: Bool = false, botsPm: Bool = false, botsInline: Bool = false, phoneCalls: Bool = false, forwardUsers: Bool = false, forwardChats: Bool = false, groups: Bool = false, channels: Bool = false, botsApp: Bool = false, botsGuestchat: Bool = false, offset: Int32, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: correspondents)
@@ -3792,6 +3810,7 @@ extension Api.functions.contacts {
     /// `contacts.getBirthdays#daeda864 = contacts.ContactBirthdays;`
     ///
     /// <https://core.telegram.org/method/contacts.getBirthdays>
+    @_optimize(none)
     public static func getBirthdays() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ContactBirthdays>) {
         let buffer = Buffer()
         getBirthdays(into: buffer)
@@ -3799,7 +3818,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getBirthdays` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getBirthdays(into buffer: Buffer) {
         buffer.appendUInt32(0xdaeda864)
     }
@@ -3809,6 +3828,7 @@ extension Api.functions.messages {
     /// `messages.saveGif#327a30cb id:InputDocument unsave:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.saveGif>
+    @_optimize(none)
     public static func saveGif(id: Api.InputDocument, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveGif(into: buffer, id: id, unsave: unsave)
@@ -3816,7 +3836,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.saveGif` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveGif(into buffer: Buffer, id: Api.InputDocument, unsave: Bool) {
         buffer.appendUInt32(0x327a30cb)
         id.serialize(buffer, true)
@@ -3828,6 +3848,7 @@ extension Api.functions.messages {
     /// `messages.sendInlineBotResult#c0cf7646 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true hide_via:flags.11?true peer:InputPeer reply_to:flags.0?InputReplyTo random_id:long query_id:long id:string schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut allow_paid_stars:flags.21?long = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.sendInlineBotResult>
+    @_optimize(none)
     public static func sendInlineBotResult(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, hideVia: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, randomId: Int64, queryId: Int64, id: String, scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendInlineBotResult(into: buffer, silent: silent, background: background, clearDraft: clearDraft, hideVia: hideVia, peer: peer, replyTo: replyTo, randomId: randomId, queryId: queryId, id: id, scheduleDate: scheduleDate, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, allowPaidStars: allowPaidStars)
@@ -3835,7 +3856,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendInlineBotResult` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendInlineBotResult(into buffer: Buffer, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, hideVia: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, randomId: Int64, queryId: Int64, id: String, scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x20, when: silent)
@@ -3873,6 +3894,7 @@ extension Api.functions.messages {
     /// `messages.getPollResults#eda3e33b peer:InputPeer msg_id:int poll_hash:long = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.getPollResults>
+    @_optimize(none)
     public static func getPollResults(peer: Api.InputPeer, msgId: Int32, pollHash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getPollResults(into: buffer, peer: peer, msgId: msgId, pollHash: pollHash)
@@ -3880,7 +3902,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPollResults` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPollResults(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, pollHash: Int64) {
         buffer.appendUInt32(0xeda3e33b)
         peer.serialize(buffer, true)
@@ -3895,6 +3917,7 @@ extension Api.functions.messages {
     /// `messages.getScheduledHistory#f516760b peer:InputPeer hash:long = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.getScheduledHistory>
+    @_optimize(none)
     public static func getScheduledHistory(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getScheduledHistory(into: buffer, peer: peer, hash: hash)
@@ -3902,7 +3925,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getScheduledHistory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getScheduledHistory(into buffer: Buffer, peer: Api.InputPeer, hash: Int64) {
         buffer.appendUInt32(0xf516760b)
         peer.serialize(buffer, true)
@@ -3914,6 +3937,7 @@ extension Api.functions.messages {
     /// `messages.checkHistoryImport#43fe19f3 import_head:string = messages.HistoryImportParsed;`
     ///
     /// <https://core.telegram.org/method/messages.checkHistoryImport>
+    @_optimize(none)
     public static func checkHistoryImport(importHead: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HistoryImportParsed>) {
         let buffer = Buffer()
         checkHistoryImport(into: buffer, importHead: importHead)
@@ -3921,7 +3945,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.checkHistoryImport` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkHistoryImport(into buffer: Buffer, importHead: String) {
         buffer.appendUInt32(0x43fe19f3)
         buffer.appendTLString(importHead)
@@ -3932,6 +3956,7 @@ extension Api.functions.messages {
     /// `messages.checkHistoryImportPeer#5dc60f03 peer:InputPeer = messages.CheckedHistoryImportPeer;`
     ///
     /// <https://core.telegram.org/method/messages.checkHistoryImportPeer>
+    @_optimize(none)
     public static func checkHistoryImportPeer(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.CheckedHistoryImportPeer>) {
         let buffer = Buffer()
         checkHistoryImportPeer(into: buffer, peer: peer)
@@ -3939,7 +3964,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.checkHistoryImportPeer` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkHistoryImportPeer(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x5dc60f03)
         peer.serialize(buffer, true)
@@ -3950,6 +3975,7 @@ extension Api.functions.messages {
     /// `messages.getMessageReadParticipants#31c1c44f peer:InputPeer msg_id:int = Vector<ReadParticipantDate>;`
     ///
     /// <https://core.telegram.org/method/messages.getMessageReadParticipants>
+    @_optimize(none)
     public static func getMessageReadParticipants(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.ReadParticipantDate]>) {
         let buffer = Buffer()
         getMessageReadParticipants(into: buffer, peer: peer, msgId: msgId)
@@ -3957,7 +3983,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMessageReadParticipants` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMessageReadParticipants(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0x31c1c44f)
         peer.serialize(buffer, true)
@@ -3969,6 +3995,7 @@ extension Api.functions.photos {
     /// `photos.uploadProfilePhoto#0388a3b5 flags:# fallback:flags.3?true bot:flags.5?InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.4?VideoSize = photos.Photo;`
     ///
     /// <https://core.telegram.org/method/photos.uploadProfilePhoto>
+    @_optimize(none)
     public static func uploadProfilePhoto(fallback: Bool = false, bot: Api.InputUser? = nil, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photo>) {
         let buffer = Buffer()
         uploadProfilePhoto(into: buffer, fallback: fallback, bot: bot, file: file, video: video, videoStartTs: videoStartTs, videoEmojiMarkup: videoEmojiMarkup)
@@ -3976,7 +4003,7 @@ extension Api.functions.photos {
     }
 
     /// Writes `photos.uploadProfilePhoto` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func uploadProfilePhoto(into buffer: Buffer, fallback: Bool = false, bot: Api.InputUser? = nil, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x8, when: fallback)
@@ -4003,6 +4030,7 @@ extension Api.functions.help {
     /// `help.getDeepLinkInfo#3fedc75f path:string = help.DeepLinkInfo;`
     ///
     /// <https://core.telegram.org/method/help.getDeepLinkInfo>
+    @_optimize(none)
     public static func getDeepLinkInfo(path: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.DeepLinkInfo>) {
         let buffer = Buffer()
         getDeepLinkInfo(into: buffer, path: path)
@@ -4010,7 +4038,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getDeepLinkInfo` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDeepLinkInfo(into buffer: Buffer, path: String) {
         buffer.appendUInt32(0x3fedc75f)
         buffer.appendTLString(path)
@@ -4021,6 +4049,7 @@ extension Api.functions.payments {
     /// `payments.clearSavedInfo#d83d70c1 flags:# credentials:flags.0?true info:flags.1?true = Bool;`
     ///
     /// <https://core.telegram.org/method/payments.clearSavedInfo>
+    @_optimize(none)
     public static func clearSavedInfo(credentials: Bool = false, info: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         clearSavedInfo(into: buffer, credentials: credentials, info: info)
@@ -4028,7 +4057,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.clearSavedInfo` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func clearSavedInfo(into buffer: Buffer, credentials: Bool = false, info: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: credentials)
@@ -4044,6 +4073,7 @@ extension Api.functions.payments {
     /// `payments.getStarGiftActiveAuctions#a5d0514d hash:long = payments.StarGiftActiveAuctions;`
     ///
     /// <https://core.telegram.org/method/payments.getStarGiftActiveAuctions>
+    @_optimize(none)
     public static func getStarGiftActiveAuctions(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftActiveAuctions>) {
         let buffer = Buffer()
         getStarGiftActiveAuctions(into: buffer, hash: hash)
@@ -4051,7 +4081,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftActiveAuctions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarGiftActiveAuctions(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xa5d0514d)
@@ -4064,6 +4094,7 @@ extension Api.functions.phone {
     /// `phone.saveDefaultGroupCallJoinAs#575e1f8c peer:InputPeer join_as:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/phone.saveDefaultGroupCallJoinAs>
+    @_optimize(none)
     public static func saveDefaultGroupCallJoinAs(peer: Api.InputPeer, joinAs: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveDefaultGroupCallJoinAs(into: buffer, peer: peer, joinAs: joinAs)
@@ -4071,7 +4102,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.saveDefaultGroupCallJoinAs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveDefaultGroupCallJoinAs(into buffer: Buffer, peer: Api.InputPeer, joinAs: Api.InputPeer) {
         buffer.appendUInt32(0x575e1f8c)
         peer.serialize(buffer, true)
@@ -4083,6 +4114,7 @@ extension Api.functions.stories {
     /// `stories.report#19d8eb45 peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;`
     ///
     /// <https://core.telegram.org/method/stories.report>
+    @_optimize(none)
     public static func report(peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
         let buffer = Buffer()
         report(into: buffer, peer: peer, id: id, option: option, message: message)
@@ -4090,7 +4122,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.report` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func report(into buffer: Buffer, peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) {
         buffer.appendUInt32(0x19d8eb45)
         peer.serialize(buffer, true)
@@ -4104,6 +4136,7 @@ extension Api.functions.stories {
     /// `stories.updateAlbum#5e5259b6 flags:# peer:InputPeer album_id:int title:flags.0?string delete_stories:flags.1?Vector<int> add_stories:flags.2?Vector<int> order:flags.3?Vector<int> = StoryAlbum;`
     ///
     /// <https://core.telegram.org/method/stories.updateAlbum>
+    @_optimize(none)
     public static func updateAlbum(peer: Api.InputPeer, albumId: Int32, title: String? = nil, deleteStories: [Int32]? = nil, addStories: [Int32]? = nil, order: [Int32]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StoryAlbum>) {
         let buffer = Buffer()
         updateAlbum(into: buffer, peer: peer, albumId: albumId, title: title, deleteStories: deleteStories, addStories: addStories, order: order)
@@ -4111,7 +4144,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.updateAlbum` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateAlbum(into buffer: Buffer, peer: Api.InputPeer, albumId: Int32, title: String? = nil, deleteStories: [Int32]? = nil, addStories: [Int32]? = nil, order: [Int32]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: title != nil)
@@ -4143,6 +4176,7 @@ extension Api.functions.premium {
     /// `premium.getBoostsList#60f67660 flags:# gifts:flags.0?true peer:InputPeer offset:string limit:int = premium.BoostsList;`
     ///
     /// <https://core.telegram.org/method/premium.getBoostsList>
+    @_optimize(none)
     public static func getBoostsList(gifts: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsList>) {
         let buffer = Buffer()
         getBoostsList(into: buffer, gifts: gifts, peer: peer, offset: offset, limit: limit)
@@ -4150,7 +4184,7 @@ extension Api.functions.premium {
     }
 
     /// Writes `premium.getBoostsList` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getBoostsList(into buffer: Buffer, gifts: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: gifts)

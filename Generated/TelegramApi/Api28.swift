@@ -10,7 +10,7 @@ extension Api {
     /// - `geoPoint#b2a2f663 flags:# long:double lat:double access_hash:long accuracy_radius:flags.0?int = GeoPoint;`
     ///
     /// <https://core.telegram.org/type/GeoPoint>
-    public enum GeoPoint: TLSchemaDescribed, TLParsable {
+    public enum GeoPoint: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `geoPointEmpty#1117dd5f = GeoPoint;`
         ///
         /// <https://core.telegram.org/constructor/geoPointEmpty>
@@ -31,6 +31,7 @@ extension Api {
             public let accessHash: Int64
             public let accuracyRadius: Int32?
 
+            @_optimize(none)
             public init(long: Double, lat: Double, accessHash: Int64, accuracyRadius: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: accuracyRadius != nil)
@@ -120,7 +121,7 @@ extension Api {
     /// - `peerSettings#f47741f7 flags:# report_spam:flags.0?true add_contact:flags.1?true block_contact:flags.2?true share_contact:flags.3?true need_contacts_exception:flags.4?true report_geo:flags.5?true autoarchived:flags.7?true invite_members:flags.8?true request_chat_broadcast:flags.10?true business_bot_paused:flags.11?true business_bot_can_reply:flags.12?true geo_distance:flags.6?int request_chat_title:flags.9?string request_chat_date:flags.9?int business_bot_id:flags.13?long business_bot_manage_url:flags.13?string charge_paid_message_stars:flags.14?long registration_month:flags.15?string phone_country:flags.16?string name_change_date:flags.17?int photo_change_date:flags.18?int = PeerSettings;`
     ///
     /// <https://core.telegram.org/type/PeerSettings>
-    public enum PeerSettings: TLSchemaDescribed, TLParsable {
+    public enum PeerSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `peerSettings#f47741f7 flags:# report_spam:flags.0?true add_contact:flags.1?true block_contact:flags.2?true share_contact:flags.3?true need_contacts_exception:flags.4?true report_geo:flags.5?true autoarchived:flags.7?true invite_members:flags.8?true request_chat_broadcast:flags.10?true business_bot_paused:flags.11?true business_bot_can_reply:flags.12?true geo_distance:flags.6?int request_chat_title:flags.9?string request_chat_date:flags.9?int business_bot_id:flags.13?long business_bot_manage_url:flags.13?string charge_paid_message_stars:flags.14?long registration_month:flags.15?string phone_country:flags.16?string name_change_date:flags.17?int photo_change_date:flags.18?int = PeerSettings;`
         ///
         /// <https://core.telegram.org/constructor/peerSettings>
@@ -154,6 +155,7 @@ extension Api {
             public var businessBotPaused: Bool { tlFlagIsSet(flags, 0x800) }
             public var businessBotCanReply: Bool { tlFlagIsSet(flags, 0x1000) }
 
+            @_optimize(none)
             public init(reportSpam: Bool = false, addContact: Bool = false, blockContact: Bool = false, shareContact: Bool = false, needContactsException: Bool = false, reportGeo: Bool = false, autoarchived: Bool = false, inviteMembers: Bool = false, requestChatBroadcast: Bool = false, businessBotPaused: Bool = false, businessBotCanReply: Bool = false, geoDistance: Int32? = nil, requestChatTitle: String? = nil, requestChatDate: Int32? = nil, businessBotId: Int64? = nil, businessBotManageUrl: String? = nil, chargePaidMessageStars: Int64? = nil, registrationMonth: String? = nil, phoneCountry: String? = nil, nameChangeDate: Int32? = nil, photoChangeDate: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: reportSpam)
@@ -333,7 +335,7 @@ extension Api {
     /// - `keyboardButtonRow#77608b83 buttons:Vector<KeyboardButton> = KeyboardButtonRow;`
     ///
     /// <https://core.telegram.org/type/KeyboardButtonRow>
-    public enum KeyboardButtonRow: TLSchemaDescribed, TLParsable {
+    public enum KeyboardButtonRow: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `keyboardButtonRow#77608b83 buttons:Vector<KeyboardButton> = KeyboardButtonRow;`
         ///
         /// <https://core.telegram.org/constructor/keyboardButtonRow>
@@ -393,7 +395,7 @@ extension Api {
     /// - `inputThemeSlug#f5890df1 slug:string = InputTheme;`
     ///
     /// <https://core.telegram.org/type/InputTheme>
-    public enum InputTheme: TLSchemaDescribed, TLParsable {
+    public enum InputTheme: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputTheme#3c5693e9 id:long access_hash:long = InputTheme;`
         ///
         /// <https://core.telegram.org/constructor/inputTheme>
@@ -489,7 +491,7 @@ extension Api {
     /// - `groupCallParticipantVideoSourceGroup#dcb118b7 semantics:string sources:Vector<int> = GroupCallParticipantVideoSourceGroup;`
     ///
     /// <https://core.telegram.org/type/GroupCallParticipantVideoSourceGroup>
-    public enum GroupCallParticipantVideoSourceGroup: TLSchemaDescribed, TLParsable {
+    public enum GroupCallParticipantVideoSourceGroup: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `groupCallParticipantVideoSourceGroup#dcb118b7 semantics:string sources:Vector<int> = GroupCallParticipantVideoSourceGroup;`
         ///
         /// <https://core.telegram.org/constructor/groupCallParticipantVideoSourceGroup>
@@ -554,7 +556,7 @@ extension Api.bots {
     /// - `bots.botInfo#e8a775b0 name:string about:string description:string = bots.BotInfo;`
     ///
     /// <https://core.telegram.org/type/bots.BotInfo>
-    public enum BotInfo: TLSchemaDescribed, TLParsable {
+    public enum BotInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `bots.botInfo#e8a775b0 name:string about:string description:string = bots.BotInfo;`
         ///
         /// <https://core.telegram.org/constructor/bots.botInfo>
@@ -627,7 +629,7 @@ extension Api {
     /// - `inputReplyToEphemeralMessage#4119b95e id:int = InputReplyTo;`
     ///
     /// <https://core.telegram.org/type/InputReplyTo>
-    public enum InputReplyTo: TLSchemaDescribed, TLParsable {
+    public enum InputReplyTo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputReplyToMessage#3bd4b7c2 flags:# reply_to_msg_id:int top_msg_id:flags.0?int reply_to_peer_id:flags.1?InputPeer quote_text:flags.2?string quote_entities:flags.3?Vector<MessageEntity> quote_offset:flags.4?int monoforum_peer_id:flags.5?InputPeer todo_item_id:flags.6?int poll_option:flags.7?bytes = InputReplyTo;`
         ///
         /// <https://core.telegram.org/constructor/inputReplyToMessage>
@@ -661,6 +663,7 @@ extension Api {
             public let todoItemId: Int32?
             public let pollOption: [UInt8]?
 
+            @_optimize(none)
             public init(replyToMsgId: Int32, topMsgId: Int32? = nil, replyToPeerId: Api.InputPeer? = nil, quoteText: String? = nil, quoteEntities: [Api.MessageEntity]? = nil, quoteOffset: Int32? = nil, monoforumPeerId: Api.InputPeer? = nil, todoItemId: Int32? = nil, pollOption: [UInt8]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -890,7 +893,7 @@ extension Api {
     /// - `monoForumDialog#64407ea7 flags:# unread_mark:flags.3?true nopaid_messages_exception:flags.4?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_reactions_count:int draft:flags.1?DraftMessage = SavedDialog;`
     ///
     /// <https://core.telegram.org/type/SavedDialog>
-    public enum SavedDialog: TLSchemaDescribed, TLParsable {
+    public enum SavedDialog: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `savedDialog#bd87cb6c flags:# pinned:flags.2?true peer:Peer top_message:int = SavedDialog;`
         ///
         /// <https://core.telegram.org/constructor/savedDialog>
@@ -910,6 +913,7 @@ extension Api {
             public let topMessage: Int32
             public var pinned: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(pinned: Bool = false, peer: Api.Peer, topMessage: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: pinned)
@@ -941,6 +945,7 @@ extension Api {
             public var unreadMark: Bool { tlFlagIsSet(flags, 0x8) }
             public var nopaidMessagesException: Bool { tlFlagIsSet(flags, 0x10) }
 
+            @_optimize(none)
             public init(unreadMark: Bool = false, nopaidMessagesException: Bool = false, peer: Api.Peer, topMessage: Int32, readInboxMaxId: Int32, readOutboxMaxId: Int32, unreadCount: Int32, unreadReactionsCount: Int32, draft: Api.DraftMessage? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x8, when: unreadMark)
@@ -1064,7 +1069,7 @@ extension Api.smsjobs {
     /// - `smsjobs.eligibleToJoin#dc8b44cf terms_url:string monthly_sent_sms:int = smsjobs.EligibilityToJoin;`
     ///
     /// <https://core.telegram.org/type/smsjobs.EligibilityToJoin>
-    public enum EligibilityToJoin: TLSchemaDescribed, TLParsable {
+    public enum EligibilityToJoin: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `smsjobs.eligibleToJoin#dc8b44cf terms_url:string monthly_sent_sms:int = smsjobs.EligibilityToJoin;`
         ///
         /// <https://core.telegram.org/constructor/smsjobs.eligibleToJoin>
@@ -1128,6 +1133,7 @@ extension Api.functions.account {
     /// `account.saveRingtone#3dea5b03 id:InputDocument unsave:Bool = account.SavedRingtone;`
     ///
     /// <https://core.telegram.org/method/account.saveRingtone>
+    @_optimize(none)
     public static func saveRingtone(id: Api.InputDocument, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SavedRingtone>) {
         let buffer = Buffer()
         saveRingtone(into: buffer, id: id, unsave: unsave)
@@ -1135,7 +1141,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveRingtone` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveRingtone(into buffer: Buffer, id: Api.InputDocument, unsave: Bool) {
         buffer.appendUInt32(0x3dea5b03)
         id.serialize(buffer, true)
@@ -1147,6 +1153,7 @@ extension Api.functions.account {
     /// `account.getBotBusinessConnection#76a86270 connection_id:string = Updates;`
     ///
     /// <https://core.telegram.org/method/account.getBotBusinessConnection>
+    @_optimize(none)
     public static func getBotBusinessConnection(connectionId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getBotBusinessConnection(into: buffer, connectionId: connectionId)
@@ -1154,7 +1161,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getBotBusinessConnection` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getBotBusinessConnection(into buffer: Buffer, connectionId: String) {
         buffer.appendUInt32(0x76a86270)
         buffer.appendTLString(connectionId)
@@ -1165,6 +1172,7 @@ extension Api.functions.messages {
     /// `messages.hidePeerSettingsBar#4facb138 peer:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.hidePeerSettingsBar>
+    @_optimize(none)
     public static func hidePeerSettingsBar(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         hidePeerSettingsBar(into: buffer, peer: peer)
@@ -1172,7 +1180,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.hidePeerSettingsBar` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func hidePeerSettingsBar(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x4facb138)
         peer.serialize(buffer, true)
@@ -1183,6 +1191,7 @@ extension Api.functions.messages {
     /// `messages.toggleStickerSets#b5052fea flags:# uninstall:flags.0?true archive:flags.1?true unarchive:flags.2?true stickersets:Vector<InputStickerSet> = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.toggleStickerSets>
+    @_optimize(none)
     public static func toggleStickerSets(uninstall: Bool = false, archive: Bool = false, unarchive: Bool = false, stickersets: [Api.InputStickerSet]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleStickerSets(into: buffer, uninstall: uninstall, archive: archive, unarchive: unarchive, stickersets: stickersets)
@@ -1190,7 +1199,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleStickerSets` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleStickerSets(into buffer: Buffer, uninstall: Bool = false, archive: Bool = false, unarchive: Bool = false, stickersets: [Api.InputStickerSet]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: uninstall)
@@ -1208,6 +1217,7 @@ extension Api.functions.messages {
     /// `messages.getFutureChatCreatorAfterLeave#3b7d0ea6 peer:InputPeer = User;`
     ///
     /// <https://core.telegram.org/method/messages.getFutureChatCreatorAfterLeave>
+    @_optimize(none)
     public static func getFutureChatCreatorAfterLeave(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         getFutureChatCreatorAfterLeave(into: buffer, peer: peer)
@@ -1215,7 +1225,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getFutureChatCreatorAfterLeave` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getFutureChatCreatorAfterLeave(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x3b7d0ea6)
         peer.serialize(buffer, true)
@@ -1226,6 +1236,7 @@ extension Api.functions.help {
     /// `help.getSupport#9cdf08cd = help.Support;`
     ///
     /// <https://core.telegram.org/method/help.getSupport>
+    @_optimize(none)
     public static func getSupport() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.Support>) {
         let buffer = Buffer()
         getSupport(into: buffer)
@@ -1233,7 +1244,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getSupport` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSupport(into buffer: Buffer) {
         buffer.appendUInt32(0x9cdf08cd)
     }
@@ -1243,6 +1254,7 @@ extension Api.functions.help {
     /// `help.editUserInfo#66b91b70 user_id:InputUser message:string entities:Vector<MessageEntity> = help.UserInfo;`
     ///
     /// <https://core.telegram.org/method/help.editUserInfo>
+    @_optimize(none)
     public static func editUserInfo(userId: Api.InputUser, message: String, entities: [Api.MessageEntity]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.UserInfo>) {
         let buffer = Buffer()
         editUserInfo(into: buffer, userId: userId, message: message, entities: entities)
@@ -1250,7 +1262,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.editUserInfo` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editUserInfo(into buffer: Buffer, userId: Api.InputUser, message: String, entities: [Api.MessageEntity]) {
         buffer.appendUInt32(0x66b91b70)
         userId.serialize(buffer, true)
@@ -1263,6 +1275,7 @@ extension Api.functions.help {
     /// `help.getPromoData#c0977421 = help.PromoData;`
     ///
     /// <https://core.telegram.org/method/help.getPromoData>
+    @_optimize(none)
     public static func getPromoData() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PromoData>) {
         let buffer = Buffer()
         getPromoData(into: buffer)
@@ -1270,7 +1283,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getPromoData` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPromoData(into buffer: Buffer) {
         buffer.appendUInt32(0xc0977421)
     }
@@ -1280,6 +1293,7 @@ extension Api.functions.bots {
     /// `bots.getAdminedBots#b0711d83 = Vector<User>;`
     ///
     /// <https://core.telegram.org/method/bots.getAdminedBots>
+    @_optimize(none)
     public static func getAdminedBots() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.User]>) {
         let buffer = Buffer()
         getAdminedBots(into: buffer)
@@ -1287,7 +1301,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getAdminedBots` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAdminedBots(into buffer: Buffer) {
         buffer.appendUInt32(0xb0711d83)
     }
@@ -1297,6 +1311,7 @@ extension Api.functions.payments {
     /// `payments.assignPlayMarketTransaction#dffd50d3 receipt:DataJSON purpose:InputStorePaymentPurpose = Updates;`
     ///
     /// <https://core.telegram.org/method/payments.assignPlayMarketTransaction>
+    @_optimize(none)
     public static func assignPlayMarketTransaction(receipt: Api.DataJSON, purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         assignPlayMarketTransaction(into: buffer, receipt: receipt, purpose: purpose)
@@ -1304,7 +1319,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.assignPlayMarketTransaction` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func assignPlayMarketTransaction(into buffer: Buffer, receipt: Api.DataJSON, purpose: Api.InputStorePaymentPurpose) {
         buffer.appendUInt32(0xdffd50d3)
         receipt.serialize(buffer, true)
@@ -1316,6 +1331,7 @@ extension Api.functions.payments {
     /// `payments.launchPrepaidGiveaway#5ff58f20 peer:InputPeer giveaway_id:long purpose:InputStorePaymentPurpose = Updates;`
     ///
     /// <https://core.telegram.org/method/payments.launchPrepaidGiveaway>
+    @_optimize(none)
     public static func launchPrepaidGiveaway(peer: Api.InputPeer, giveawayId: Int64, purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         launchPrepaidGiveaway(into: buffer, peer: peer, giveawayId: giveawayId, purpose: purpose)
@@ -1323,7 +1339,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.launchPrepaidGiveaway` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func launchPrepaidGiveaway(into buffer: Buffer, peer: Api.InputPeer, giveawayId: Int64, purpose: Api.InputStorePaymentPurpose) {
         buffer.appendUInt32(0x5ff58f20)
         peer.serialize(buffer, true)
@@ -1336,6 +1352,7 @@ extension Api.functions.phone {
     /// `phone.leaveGroupCallPresentation#1c50d144 call:InputGroupCall = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.leaveGroupCallPresentation>
+    @_optimize(none)
     public static func leaveGroupCallPresentation(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         leaveGroupCallPresentation(into: buffer, call: call)
@@ -1343,7 +1360,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.leaveGroupCallPresentation` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func leaveGroupCallPresentation(into buffer: Buffer, call: Api.InputGroupCall) {
         buffer.appendUInt32(0x1c50d144)
         call.serialize(buffer, true)
@@ -1354,6 +1371,7 @@ extension Api.functions.phone {
     /// `phone.getGroupCallChainBlocks#ee9f88a6 call:InputGroupCall sub_chain_id:int offset:int limit:int = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.getGroupCallChainBlocks>
+    @_optimize(none)
     public static func getGroupCallChainBlocks(call: Api.InputGroupCall, subChainId: Int32, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getGroupCallChainBlocks(into: buffer, call: call, subChainId: subChainId, offset: offset, limit: limit)
@@ -1361,7 +1379,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupCallChainBlocks` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getGroupCallChainBlocks(into buffer: Buffer, call: Api.InputGroupCall, subChainId: Int32, offset: Int32, limit: Int32) {
         buffer.appendUInt32(0xee9f88a6)
         call.serialize(buffer, true)
@@ -1377,6 +1395,7 @@ extension Api.functions.phone {
     /// `phone.sendGroupCallEncryptedMessage#e5afa56d call:InputGroupCall encrypted_message:bytes = Bool;`
     ///
     /// <https://core.telegram.org/method/phone.sendGroupCallEncryptedMessage>
+    @_optimize(none)
     public static func sendGroupCallEncryptedMessage(call: Api.InputGroupCall, encryptedMessage: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         sendGroupCallEncryptedMessage(into: buffer, call: call, encryptedMessage: encryptedMessage)
@@ -1384,7 +1403,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.sendGroupCallEncryptedMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendGroupCallEncryptedMessage(into buffer: Buffer, call: Api.InputGroupCall, encryptedMessage: [UInt8]) {
         buffer.appendUInt32(0xe5afa56d)
         call.serialize(buffer, true)
@@ -1396,6 +1415,7 @@ extension Api.functions.stories {
     /// `stories.reorderAlbums#8535fbd9 peer:InputPeer order:Vector<int> = Bool;`
     ///
     /// <https://core.telegram.org/method/stories.reorderAlbums>
+    @_optimize(none)
     public static func reorderAlbums(peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderAlbums(into: buffer, peer: peer, order: order)
@@ -1403,7 +1423,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.reorderAlbums` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reorderAlbums(into buffer: Buffer, peer: Api.InputPeer, order: [Int32]) {
         buffer.appendUInt32(0x8535fbd9)
         peer.serialize(buffer, true)
@@ -1415,6 +1435,7 @@ extension Api.functions.aicompose {
     /// `aicompose.getTone#b2e8ba03 tone:InputAiComposeTone = aicompose.Tones;`
     ///
     /// <https://core.telegram.org/method/aicompose.getTone>
+    @_optimize(none)
     public static func getTone(tone: Api.InputAiComposeTone) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.aicompose.Tones>) {
         let buffer = Buffer()
         getTone(into: buffer, tone: tone)
@@ -1422,7 +1443,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.getTone` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getTone(into buffer: Buffer, tone: Api.InputAiComposeTone) {
         buffer.appendUInt32(0xb2e8ba03)
         tone.serialize(buffer, true)

@@ -10,7 +10,7 @@ extension Api {
     /// - `chatParticipants#3cbc93f8 chat_id:long participants:Vector<ChatParticipant> version:int = ChatParticipants;`
     ///
     /// <https://core.telegram.org/type/ChatParticipants>
-    public enum ChatParticipants: TLSchemaDescribed, TLParsable {
+    public enum ChatParticipants: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatParticipantsForbidden#8763d3e1 flags:# chat_id:long self_participant:flags.0?ChatParticipant = ChatParticipants;`
         ///
         /// <https://core.telegram.org/constructor/chatParticipantsForbidden>
@@ -29,6 +29,7 @@ extension Api {
             public let chatId: Int64
             public let selfParticipant: Api.ChatParticipant?
 
+            @_optimize(none)
             public init(chatId: Int64, selfParticipant: Api.ChatParticipant? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: selfParticipant != nil)
@@ -141,7 +142,7 @@ extension Api {
     /// - `encryptedChatDiscarded#1e1c7c45 flags:# history_deleted:flags.0?true id:int = EncryptedChat;`
     ///
     /// <https://core.telegram.org/type/EncryptedChat>
-    public enum EncryptedChat: TLSchemaDescribed, TLParsable {
+    public enum EncryptedChat: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `encryptedChatEmpty#ab7ec0a0 id:int = EncryptedChat;`
         ///
         /// <https://core.telegram.org/constructor/encryptedChatEmpty>
@@ -207,6 +208,7 @@ extension Api {
             public let participantId: Int64
             public let gA: [UInt8]
 
+            @_optimize(none)
             public init(folderId: Int32? = nil, id: Int32, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, gA: [UInt8]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: folderId != nil)
@@ -264,6 +266,7 @@ extension Api {
             public let id: Int32
             public var historyDeleted: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(historyDeleted: Bool = false, id: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: historyDeleted)
@@ -450,7 +453,7 @@ extension Api {
     /// - `exportedMessageLink#5dab1af4 link:string html:string = ExportedMessageLink;`
     ///
     /// <https://core.telegram.org/type/ExportedMessageLink>
-    public enum ExportedMessageLink: TLSchemaDescribed, TLParsable {
+    public enum ExportedMessageLink: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `exportedMessageLink#5dab1af4 link:string html:string = ExportedMessageLink;`
         ///
         /// <https://core.telegram.org/constructor/exportedMessageLink>
@@ -515,7 +518,7 @@ extension Api {
     /// - `paymentCharge#ea02c27e id:string provider_charge_id:string = PaymentCharge;`
     ///
     /// <https://core.telegram.org/type/PaymentCharge>
-    public enum PaymentCharge: TLSchemaDescribed, TLParsable {
+    public enum PaymentCharge: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `paymentCharge#ea02c27e id:string provider_charge_id:string = PaymentCharge;`
         ///
         /// <https://core.telegram.org/constructor/paymentCharge>
@@ -580,7 +583,7 @@ extension Api {
     /// - `inputSingleMedia#1cc6e91f flags:# media:InputMedia random_id:long message:string entities:flags.0?Vector<MessageEntity> = InputSingleMedia;`
     ///
     /// <https://core.telegram.org/type/InputSingleMedia>
-    public enum InputSingleMedia: TLSchemaDescribed, TLParsable {
+    public enum InputSingleMedia: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputSingleMedia#1cc6e91f flags:# media:InputMedia random_id:long message:string entities:flags.0?Vector<MessageEntity> = InputSingleMedia;`
         ///
         /// <https://core.telegram.org/constructor/inputSingleMedia>
@@ -597,6 +600,7 @@ extension Api {
             public let message: String
             public let entities: [Api.MessageEntity]?
 
+            @_optimize(none)
             public init(media: Api.InputMedia, randomId: Int64, message: String, entities: [Api.MessageEntity]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: entities != nil)
@@ -679,7 +683,7 @@ extension Api {
     /// - `secureValueHash#ed1ecdb0 type:SecureValueType hash:bytes = SecureValueHash;`
     ///
     /// <https://core.telegram.org/type/SecureValueHash>
-    public enum SecureValueHash: TLSchemaDescribed, TLParsable {
+    public enum SecureValueHash: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `secureValueHash#ed1ecdb0 type:SecureValueType hash:bytes = SecureValueHash;`
         ///
         /// <https://core.telegram.org/constructor/secureValueHash>
@@ -744,7 +748,7 @@ extension Api {
     /// - `folder#ff544e65 flags:# autofill_new_broadcasts:flags.0?true autofill_public_groups:flags.1?true autofill_new_correspondents:flags.2?true id:int title:string photo:flags.3?ChatPhoto = Folder;`
     ///
     /// <https://core.telegram.org/type/Folder>
-    public enum Folder: TLSchemaDescribed, TLParsable {
+    public enum Folder: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `folder#ff544e65 flags:# autofill_new_broadcasts:flags.0?true autofill_public_groups:flags.1?true autofill_new_correspondents:flags.2?true id:int title:string photo:flags.3?ChatPhoto = Folder;`
         ///
         /// <https://core.telegram.org/constructor/folder>
@@ -763,6 +767,7 @@ extension Api {
             public var autofillPublicGroups: Bool { tlFlagIsSet(flags, 0x2) }
             public var autofillNewCorrespondents: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(autofillNewBroadcasts: Bool = false, autofillPublicGroups: Bool = false, autofillNewCorrespondents: Bool = false, id: Int32, title: String, photo: Api.ChatPhoto? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: autofillNewBroadcasts)
@@ -841,7 +846,7 @@ extension Api {
     /// - `webViewMessageSent#0c94511c flags:# msg_id:flags.0?InputBotInlineMessageID = WebViewMessageSent;`
     ///
     /// <https://core.telegram.org/type/WebViewMessageSent>
-    public enum WebViewMessageSent: TLSchemaDescribed, TLParsable {
+    public enum WebViewMessageSent: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `webViewMessageSent#0c94511c flags:# msg_id:flags.0?InputBotInlineMessageID = WebViewMessageSent;`
         ///
         /// <https://core.telegram.org/constructor/webViewMessageSent>
@@ -855,6 +860,7 @@ extension Api {
             public let flags: Int32
             public let msgId: Api.InputBotInlineMessageID?
 
+            @_optimize(none)
             public init(msgId: Api.InputBotInlineMessageID? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: msgId != nil)
@@ -921,7 +927,7 @@ extension Api {
     /// - `botApp#95fcd1d6 flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document hash:long = BotApp;`
     ///
     /// <https://core.telegram.org/type/BotApp>
-    public enum BotApp: TLSchemaDescribed, TLParsable {
+    public enum BotApp: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `botAppNotModified#5da674b7 = BotApp;`
         ///
         /// <https://core.telegram.org/constructor/botAppNotModified>
@@ -946,6 +952,7 @@ extension Api {
             public let document: Api.Document?
             public let hash: Int64
 
+            @_optimize(none)
             public init(id: Int64, accessHash: Int64, shortName: String, title: String, description: String, photo: Api.Photo, document: Api.Document? = nil, hash: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: document != nil)
@@ -1053,7 +1060,7 @@ extension Api.stories {
     /// - `stories.stories#63c3dd0a flags:# count:int stories:Vector<StoryItem> pinned_to_top:flags.0?Vector<int> chats:Vector<Chat> users:Vector<User> = stories.Stories;`
     ///
     /// <https://core.telegram.org/type/stories.Stories>
-    public enum Stories: TLSchemaDescribed, TLParsable {
+    public enum Stories: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stories.stories#63c3dd0a flags:# count:int stories:Vector<StoryItem> pinned_to_top:flags.0?Vector<int> chats:Vector<Chat> users:Vector<User> = stories.Stories;`
         ///
         /// <https://core.telegram.org/constructor/stories.stories>
@@ -1071,6 +1078,7 @@ extension Api.stories {
             public let chats: [Api.Chat]
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(count: Int32, stories: [Api.StoryItem], pinnedToTop: [Int32]? = nil, chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: pinnedToTop != nil)
@@ -1158,7 +1166,7 @@ extension Api.stories {
     /// - `stories.storyViews#de9eed1d views:Vector<StoryViews> users:Vector<User> = stories.StoryViews;`
     ///
     /// <https://core.telegram.org/type/stories.StoryViews>
-    public enum StoryViews: TLSchemaDescribed, TLParsable {
+    public enum StoryViews: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stories.storyViews#de9eed1d views:Vector<StoryViews> users:Vector<User> = stories.StoryViews;`
         ///
         /// <https://core.telegram.org/constructor/stories.storyViews>
@@ -1223,7 +1231,7 @@ extension Api {
     /// - `missingInvitee#628c9224 flags:# premium_would_allow_invite:flags.0?true premium_required_for_pm:flags.1?true user_id:long = MissingInvitee;`
     ///
     /// <https://core.telegram.org/type/MissingInvitee>
-    public enum MissingInvitee: TLSchemaDescribed, TLParsable {
+    public enum MissingInvitee: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `missingInvitee#628c9224 flags:# premium_would_allow_invite:flags.0?true premium_required_for_pm:flags.1?true user_id:long = MissingInvitee;`
         ///
         /// <https://core.telegram.org/constructor/missingInvitee>
@@ -1239,6 +1247,7 @@ extension Api {
             public var premiumWouldAllowInvite: Bool { tlFlagIsSet(flags, 0x1) }
             public var premiumRequiredForPm: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(premiumWouldAllowInvite: Bool = false, premiumRequiredForPm: Bool = false, userId: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: premiumWouldAllowInvite)
@@ -1302,7 +1311,7 @@ extension Api {
     /// - `keyboardButtonStyle#4fdd3430 flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true icon:flags.3?long = KeyboardButtonStyle;`
     ///
     /// <https://core.telegram.org/type/KeyboardButtonStyle>
-    public enum KeyboardButtonStyle: TLSchemaDescribed, TLParsable {
+    public enum KeyboardButtonStyle: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `keyboardButtonStyle#4fdd3430 flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true icon:flags.3?long = KeyboardButtonStyle;`
         ///
         /// <https://core.telegram.org/constructor/keyboardButtonStyle>
@@ -1319,6 +1328,7 @@ extension Api {
             public var bgDanger: Bool { tlFlagIsSet(flags, 0x2) }
             public var bgSuccess: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(bgPrimary: Bool = false, bgDanger: Bool = false, bgSuccess: Bool = false, icon: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: bgPrimary)
@@ -1392,7 +1402,7 @@ extension Api {
     /// - `joinChatBotResultWebView#d6e3b813 url:string = JoinChatBotResult;`
     ///
     /// <https://core.telegram.org/type/JoinChatBotResult>
-    public enum JoinChatBotResult: TLSchemaDescribed, TLParsable {
+    public enum JoinChatBotResult: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `joinChatBotResultApproved#ae152a69 = JoinChatBotResult;`
         ///
         /// <https://core.telegram.org/constructor/joinChatBotResultApproved>
@@ -1483,6 +1493,7 @@ extension Api.functions.account {
     /// `account.changePhone#70c32edb phone_number:string phone_code_hash:string phone_code:string = User;`
     ///
     /// <https://core.telegram.org/method/account.changePhone>
+    @_optimize(none)
     public static func changePhone(phoneNumber: String, phoneCodeHash: String, phoneCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         changePhone(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode)
@@ -1490,7 +1501,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.changePhone` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func changePhone(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, phoneCode: String) {
         buffer.appendUInt32(0x70c32edb)
         buffer.appendTLString(phoneNumber)
@@ -1503,6 +1514,7 @@ extension Api.functions.users {
     /// `users.getRequirementsToContact#d89a83a3 id:Vector<InputUser> = Vector<RequirementToContact>;`
     ///
     /// <https://core.telegram.org/method/users.getRequirementsToContact>
+    @_optimize(none)
     public static func getRequirementsToContact(id: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.RequirementToContact]>) {
         let buffer = Buffer()
         getRequirementsToContact(into: buffer, id: id)
@@ -1510,7 +1522,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.getRequirementsToContact` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getRequirementsToContact(into buffer: Buffer, id: [Api.InputUser]) {
         buffer.appendUInt32(0xd89a83a3)
         buffer.appendVector(id, boxed: true)
@@ -1521,6 +1533,7 @@ extension Api.functions.contacts {
     /// `contacts.importContacts#2c800be5 contacts:Vector<InputContact> = contacts.ImportedContacts;`
     ///
     /// <https://core.telegram.org/method/contacts.importContacts>
+    @_optimize(none)
     public static func importContacts(contacts: [Api.InputContact]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ImportedContacts>) {
         let buffer = Buffer()
         importContacts(into: buffer, contacts: contacts)
@@ -1528,7 +1541,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.importContacts` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func importContacts(into buffer: Buffer, contacts: [Api.InputContact]) {
         buffer.appendUInt32(0x2c800be5)
         buffer.appendVector(contacts, boxed: true)
@@ -1539,6 +1552,7 @@ extension Api.functions.messages {
     /// `messages.getFullChat#aeb00b34 chat_id:long = messages.ChatFull;`
     ///
     /// <https://core.telegram.org/method/messages.getFullChat>
+    @_optimize(none)
     public static func getFullChat(chatId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatFull>) {
         let buffer = Buffer()
         getFullChat(into: buffer, chatId: chatId)
@@ -1546,7 +1560,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getFullChat` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getFullChat(into buffer: Buffer, chatId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xaeb00b34)
@@ -1559,6 +1573,7 @@ extension Api.functions.messages {
     /// `messages.reorderStickerSets#78337739 flags:# masks:flags.0?true emojis:flags.1?true order:Vector<long> = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.reorderStickerSets>
+    @_optimize(none)
     public static func reorderStickerSets(masks: Bool = false, emojis: Bool = false, order: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderStickerSets(into: buffer, masks: masks, emojis: emojis, order: order)
@@ -1566,7 +1581,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderStickerSets` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reorderStickerSets(into buffer: Buffer, masks: Bool = false, emojis: Bool = false, order: [Int64]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: masks)
@@ -1583,6 +1598,7 @@ extension Api.functions.messages {
     /// `messages.getMessageEditData#fda68d36 peer:InputPeer id:int = messages.MessageEditData;`
     ///
     /// <https://core.telegram.org/method/messages.getMessageEditData>
+    @_optimize(none)
     public static func getMessageEditData(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageEditData>) {
         let buffer = Buffer()
         getMessageEditData(into: buffer, peer: peer, id: id)
@@ -1590,7 +1606,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMessageEditData` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMessageEditData(into buffer: Buffer, peer: Api.InputPeer, id: Int32) {
         buffer.appendUInt32(0xfda68d36)
         peer.serialize(buffer, true)
@@ -1602,6 +1618,7 @@ extension Api.functions.messages {
     /// `messages.getDialogFilters#efd48c89 = messages.DialogFilters;`
     ///
     /// <https://core.telegram.org/method/messages.getDialogFilters>
+    @_optimize(none)
     public static func getDialogFilters() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.DialogFilters>) {
         let buffer = Buffer()
         getDialogFilters(into: buffer)
@@ -1609,7 +1626,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDialogFilters` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDialogFilters(into buffer: Buffer) {
         buffer.appendUInt32(0xefd48c89)
     }
@@ -1619,6 +1636,7 @@ extension Api.functions.messages {
     /// `messages.uploadImportedMedia#2a862092 peer:InputPeer import_id:long file_name:string media:InputMedia = MessageMedia;`
     ///
     /// <https://core.telegram.org/method/messages.uploadImportedMedia>
+    @_optimize(none)
     public static func uploadImportedMedia(peer: Api.InputPeer, importId: Int64, fileName: String, media: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.MessageMedia>) {
         let buffer = Buffer()
         uploadImportedMedia(into: buffer, peer: peer, importId: importId, fileName: fileName, media: media)
@@ -1626,7 +1644,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.uploadImportedMedia` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func uploadImportedMedia(into buffer: Buffer, peer: Api.InputPeer, importId: Int64, fileName: String, media: Api.InputMedia) {
         buffer.appendUInt32(0x2a862092)
         peer.serialize(buffer, true)
@@ -1640,6 +1658,7 @@ extension Api.functions.messages {
     /// `messages.sendQuickReplyMessages#6c750de1 peer:InputPeer shortcut_id:int id:Vector<int> random_id:Vector<long> = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.sendQuickReplyMessages>
+    @_optimize(none)
     public static func sendQuickReplyMessages(peer: Api.InputPeer, shortcutId: Int32, id: [Int32], randomId: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendQuickReplyMessages(into: buffer, peer: peer, shortcutId: shortcutId, id: id, randomId: randomId)
@@ -1647,7 +1666,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendQuickReplyMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendQuickReplyMessages(into buffer: Buffer, peer: Api.InputPeer, shortcutId: Int32, id: [Int32], randomId: [Int64]) {
         buffer.appendUInt32(0x6c750de1)
         peer.serialize(buffer, true)
@@ -1661,6 +1680,7 @@ extension Api.functions.messages {
     /// `messages.sendPaidReaction#58bbcb50 flags:# peer:InputPeer msg_id:int count:int random_id:long private:flags.0?PaidReactionPrivacy = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.sendPaidReaction>
+    @_optimize(none)
     public static func sendPaidReaction(peer: Api.InputPeer, msgId: Int32, count: Int32, randomId: Int64, `private`: Api.PaidReactionPrivacy? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendPaidReaction(into: buffer, peer: peer, msgId: msgId, count: count, randomId: randomId, private: `private`)
@@ -1668,7 +1688,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendPaidReaction` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendPaidReaction(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, count: Int32, randomId: Int64, `private`: Api.PaidReactionPrivacy? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: `private` != nil)
@@ -1690,6 +1710,7 @@ extension Api.functions.messages {
     /// `messages.getSponsoredMessages#3d6ce850 flags:# peer:InputPeer msg_id:flags.0?int = messages.SponsoredMessages;`
     ///
     /// <https://core.telegram.org/method/messages.getSponsoredMessages>
+    @_optimize(none)
     public static func getSponsoredMessages(peer: Api.InputPeer, msgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SponsoredMessages>) {
         let buffer = Buffer()
         getSponsoredMessages(into: buffer, peer: peer, msgId: msgId)
@@ -1697,7 +1718,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSponsoredMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSponsoredMessages(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: msgId != nil)
@@ -1716,6 +1737,7 @@ extension Api.functions.channels {
     /// `channels.editLocation#58e63f6d channel:InputChannel geo_point:InputGeoPoint address:string = Bool;`
     ///
     /// <https://core.telegram.org/method/channels.editLocation>
+    @_optimize(none)
     public static func editLocation(channel: Api.InputChannel, geoPoint: Api.InputGeoPoint, address: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editLocation(into: buffer, channel: channel, geoPoint: geoPoint, address: address)
@@ -1723,7 +1745,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.editLocation` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editLocation(into buffer: Buffer, channel: Api.InputChannel, geoPoint: Api.InputGeoPoint, address: String) {
         buffer.appendUInt32(0x58e63f6d)
         channel.serialize(buffer, true)
@@ -1736,6 +1758,7 @@ extension Api.functions.payments {
     /// `payments.fulfillStarsSubscription#cc5bebb3 peer:InputPeer subscription_id:string = Bool;`
     ///
     /// <https://core.telegram.org/method/payments.fulfillStarsSubscription>
+    @_optimize(none)
     public static func fulfillStarsSubscription(peer: Api.InputPeer, subscriptionId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         fulfillStarsSubscription(into: buffer, peer: peer, subscriptionId: subscriptionId)
@@ -1743,7 +1766,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.fulfillStarsSubscription` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func fulfillStarsSubscription(into buffer: Buffer, peer: Api.InputPeer, subscriptionId: String) {
         buffer.appendUInt32(0xcc5bebb3)
         peer.serialize(buffer, true)
@@ -1755,6 +1778,7 @@ extension Api.functions.stickers {
     /// `stickers.suggestShortName#4dafc503 title:string = stickers.SuggestedShortName;`
     ///
     /// <https://core.telegram.org/method/stickers.suggestShortName>
+    @_optimize(none)
     public static func suggestShortName(title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stickers.SuggestedShortName>) {
         let buffer = Buffer()
         suggestShortName(into: buffer, title: title)
@@ -1762,7 +1786,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.suggestShortName` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func suggestShortName(into buffer: Buffer, title: String) {
         buffer.appendUInt32(0x4dafc503)
         buffer.appendTLString(title)
@@ -1773,6 +1797,7 @@ extension Api.functions.phone {
     /// `phone.checkGroupCall#b59cf977 call:InputGroupCall sources:Vector<int> = Vector<int>;`
     ///
     /// <https://core.telegram.org/method/phone.checkGroupCall>
+    @_optimize(none)
     public static func checkGroupCall(call: Api.InputGroupCall, sources: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
         let buffer = Buffer()
         checkGroupCall(into: buffer, call: call, sources: sources)
@@ -1780,7 +1805,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.checkGroupCall` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkGroupCall(into buffer: Buffer, call: Api.InputGroupCall, sources: [Int32]) {
         buffer.appendUInt32(0xb59cf977)
         call.serialize(buffer, true)
@@ -1792,6 +1817,7 @@ extension Api.functions.langpack {
     /// `langpack.getLanguage#6a596502 lang_pack:string lang_code:string = LangPackLanguage;`
     ///
     /// <https://core.telegram.org/method/langpack.getLanguage>
+    @_optimize(none)
     public static func getLanguage(langPack: String, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.LangPackLanguage>) {
         let buffer = Buffer()
         getLanguage(into: buffer, langPack: langPack, langCode: langCode)
@@ -1799,7 +1825,7 @@ extension Api.functions.langpack {
     }
 
     /// Writes `langpack.getLanguage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getLanguage(into buffer: Buffer, langPack: String, langCode: String) {
         buffer.appendUInt32(0x6a596502)
         buffer.appendTLString(langPack)
@@ -1811,6 +1837,7 @@ extension Api.functions.chatlists {
     /// `chatlists.hideChatlistUpdates#66e486fb chatlist:InputChatlist = Bool;`
     ///
     /// <https://core.telegram.org/method/chatlists.hideChatlistUpdates>
+    @_optimize(none)
     public static func hideChatlistUpdates(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         hideChatlistUpdates(into: buffer, chatlist: chatlist)
@@ -1818,7 +1845,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.hideChatlistUpdates` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func hideChatlistUpdates(into buffer: Buffer, chatlist: Api.InputChatlist) {
         buffer.appendUInt32(0x66e486fb)
         chatlist.serialize(buffer, true)
@@ -1829,6 +1856,7 @@ extension Api.functions.aicompose {
     /// `aicompose.getTones#abd59201 hash:long = aicompose.Tones;`
     ///
     /// <https://core.telegram.org/method/aicompose.getTones>
+    @_optimize(none)
     public static func getTones(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.aicompose.Tones>) {
         let buffer = Buffer()
         getTones(into: buffer, hash: hash)
@@ -1836,7 +1864,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.getTones` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getTones(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xabd59201)
@@ -1849,6 +1877,7 @@ extension Api.functions.communities {
     /// `communities.togglePeerLink#736dcfea flags:# visible:flags.0?true hidden:flags.1?true deleted:flags.2?true community:InputChannel peer:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/communities.togglePeerLink>
+    @_optimize(none)
     public static func togglePeerLink(visible: Bool = false, hidden: Bool = false, deleted: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePeerLink(into: buffer, visible: visible, hidden: hidden, deleted: deleted, community: community, peer: peer)
@@ -1856,7 +1885,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.togglePeerLink` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func togglePeerLink(into buffer: Buffer, visible: Bool = false, hidden: Bool = false, deleted: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: visible)
@@ -1875,6 +1904,7 @@ extension Api.functions.communities {
     /// `communities.toggleCommunityCollapsedInDialogs#d766e3ea flags:# collapsed:flags.0?true community:InputChannel = Updates;`
     ///
     /// <https://core.telegram.org/method/communities.toggleCommunityCollapsedInDialogs>
+    @_optimize(none)
     public static func toggleCommunityCollapsedInDialogs(collapsed: Bool = false, community: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleCommunityCollapsedInDialogs(into: buffer, collapsed: collapsed, community: community)
@@ -1882,7 +1912,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.toggleCommunityCollapsedInDialogs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleCommunityCollapsedInDialogs(into buffer: Buffer, collapsed: Bool = false, community: Api.InputChannel) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: collapsed)
@@ -1898,6 +1928,7 @@ extension Api.functions.communities {
     /// `communities.getPeerLinkRequests#93773344 community:InputChannel offset:string limit:int = communities.PeerLinkRequests;`
     ///
     /// <https://core.telegram.org/method/communities.getPeerLinkRequests>
+    @_optimize(none)
     public static func getPeerLinkRequests(community: Api.InputChannel, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.communities.PeerLinkRequests>) {
         let buffer = Buffer()
         getPeerLinkRequests(into: buffer, community: community, offset: offset, limit: limit)
@@ -1905,7 +1936,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.getPeerLinkRequests` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPeerLinkRequests(into buffer: Buffer, community: Api.InputChannel, offset: String, limit: Int32) {
         buffer.appendUInt32(0x93773344)
         community.serialize(buffer, true)

@@ -18,7 +18,7 @@ extension Api {
     /// - `inputGroupCallStream#0598a92a flags:# call:InputGroupCall time_ms:long scale:int video_channel:flags.0?int video_quality:flags.0?int = InputFileLocation;`
     ///
     /// <https://core.telegram.org/type/InputFileLocation>
-    public enum InputFileLocation: TLSchemaDescribed, TLParsable {
+    public enum InputFileLocation: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputFileLocation#dfdaabe1 volume_id:long local_id:int secret:long file_reference:bytes = InputFileLocation;`
         ///
         /// <https://core.telegram.org/constructor/inputFileLocation>
@@ -168,6 +168,7 @@ extension Api {
             public let photoId: Int64
             public var big: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(big: Bool = false, peer: Api.InputPeer, photoId: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: big)
@@ -208,6 +209,7 @@ extension Api {
             public let videoChannel: Int32?
             public let videoQuality: Int32?
 
+            @_optimize(none)
             public init(call: Api.InputGroupCall, timeMs: Int64, scale: Int32, videoChannel: Int32? = nil, videoQuality: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: videoChannel != nil && videoQuality != nil)
@@ -505,7 +507,7 @@ extension Api {
     /// - `communityFull#cbb7a507 flags:# id:long about:string chat_photo:Photo linked_peers:Vector<CommunityPeer> admins_count:flags.1?int kicked_count:flags.2?int peer_link_requests_pending:flags.0?int = ChatFull;`
     ///
     /// <https://core.telegram.org/type/ChatFull>
-    public enum ChatFull: TLSchemaDescribed, TLParsable {
+    public enum ChatFull: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatFull#2633421b flags:# can_set_username:flags.7?true has_scheduled:flags.8?true translations_disabled:flags.19?true has_welcome_messages:flags.21?true id:long about:string participants:ChatParticipants chat_photo:flags.2?Photo notify_settings:PeerNotifySettings exported_invite:flags.13?ExportedChatInvite bot_info:flags.3?Vector<BotInfo> pinned_msg_id:flags.6?int folder_id:flags.11?int call:flags.12?InputGroupCall ttl_period:flags.14?int groupcall_default_join_as:flags.15?Peer theme_emoticon:flags.16?string requests_pending:flags.17?int recent_requesters:flags.17?Vector<long> available_reactions:flags.18?ChatReactions reactions_limit:flags.20?int = ChatFull;`
         ///
         /// <https://core.telegram.org/constructor/chatFull>
@@ -547,6 +549,7 @@ extension Api {
             public var translationsDisabled: Bool { tlFlagIsSet(flags, 0x80000) }
             public var hasWelcomeMessages: Bool { tlFlagIsSet(flags, 0x200000) }
 
+            @_optimize(none)
             public init(canSetUsername: Bool = false, hasScheduled: Bool = false, translationsDisabled: Bool = false, hasWelcomeMessages: Bool = false, id: Int64, about: String, participants: Api.ChatParticipants, chatPhoto: Api.Photo? = nil, notifySettings: Api.PeerNotifySettings, exportedInvite: Api.ExportedChatInvite? = nil, botInfo: [Api.BotInfo]? = nil, pinnedMsgId: Int32? = nil, folderId: Int32? = nil, call: Api.InputGroupCall? = nil, ttlPeriod: Int32? = nil, groupcallDefaultJoinAs: Api.Peer? = nil, themeEmoticon: String? = nil, requestsPending: Int32? = nil, recentRequesters: [Int64]? = nil, availableReactions: Api.ChatReactions? = nil, reactionsLimit: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x80, when: canSetUsername)
@@ -684,6 +687,7 @@ extension Api {
             public var paidMessagesAvailable: Bool { tlFlagIsSet(flags2, 0x100000) }
             public var hasWelcomeMessages: Bool { tlFlagIsSet(flags2, 0x1000000) }
 
+            @_optimize(none)
             public init(canViewParticipants: Bool = false, canSetUsername: Bool = false, canSetStickers: Bool = false, hiddenPrehistory: Bool = false, canSetLocation: Bool = false, hasScheduled: Bool = false, canViewStats: Bool = false, blocked: Bool = false, canDeleteChannel: Bool = false, antispam: Bool = false, participantsHidden: Bool = false, translationsDisabled: Bool = false, storiesPinnedAvailable: Bool = false, viewForumAsMessages: Bool = false, restrictedSponsored: Bool = false, canViewRevenue: Bool = false, paidMediaAllowed: Bool = false, canViewStarsRevenue: Bool = false, paidReactionsAvailable: Bool = false, stargiftsAvailable: Bool = false, paidMessagesAvailable: Bool = false, hasWelcomeMessages: Bool = false, id: Int64, about: String, participantsCount: Int32? = nil, adminsCount: Int32? = nil, kickedCount: Int32? = nil, bannedCount: Int32? = nil, onlineCount: Int32? = nil, readInboxMaxId: Int32, readOutboxMaxId: Int32, unreadCount: Int32, chatPhoto: Api.Photo, notifySettings: Api.PeerNotifySettings, exportedInvite: Api.ExportedChatInvite? = nil, botInfo: [Api.BotInfo], migratedFromChatId: Int64? = nil, migratedFromMaxId: Int32? = nil, pinnedMsgId: Int32? = nil, stickerset: Api.StickerSet? = nil, availableMinId: Int32? = nil, folderId: Int32? = nil, linkedChatId: Int64? = nil, location: Api.ChannelLocation? = nil, slowmodeSeconds: Int32? = nil, slowmodeNextSendDate: Int32? = nil, statsDc: Int32? = nil, pts: Int32, call: Api.InputGroupCall? = nil, ttlPeriod: Int32? = nil, pendingSuggestions: [String]? = nil, groupcallDefaultJoinAs: Api.Peer? = nil, themeEmoticon: String? = nil, requestsPending: Int32? = nil, recentRequesters: [Int64]? = nil, defaultSendAs: Api.Peer? = nil, availableReactions: Api.ChatReactions? = nil, reactionsLimit: Int32? = nil, stories: Api.PeerStories? = nil, wallpaper: Api.WallPaper? = nil, boostsApplied: Int32? = nil, boostsUnrestrict: Int32? = nil, emojiset: Api.StickerSet? = nil, botVerification: Api.BotVerification? = nil, stargiftsCount: Int32? = nil, sendPaidMessagesStars: Int64? = nil, mainTab: Api.ProfileTab? = nil, guardBotId: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x8, when: canViewParticipants)
@@ -859,6 +863,7 @@ extension Api {
             public let kickedCount: Int32?
             public let peerLinkRequestsPending: Int32?
 
+            @_optimize(none)
             public init(id: Int64, about: String, chatPhoto: Api.Photo, linkedPeers: [Api.CommunityPeer], adminsCount: Int32? = nil, kickedCount: Int32? = nil, peerLinkRequestsPending: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: adminsCount != nil)
@@ -1497,7 +1502,7 @@ extension Api {
     /// - `messageActionChatJoinedViaCommunity#4a8bfe80 community_id:long = MessageAction;`
     ///
     /// <https://core.telegram.org/type/MessageAction>
-    public enum MessageAction: TLSchemaDescribed, TLParsable {
+    public enum MessageAction: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messageActionEmpty#b6aef7b0 = MessageAction;`
         ///
         /// <https://core.telegram.org/constructor/messageActionEmpty>
@@ -1907,6 +1912,7 @@ extension Api {
             public var recurringInit: Bool { tlFlagIsSet(flags, 0x4) }
             public var recurringUsed: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(recurringInit: Bool = false, recurringUsed: Bool = false, currency: String, totalAmount: Int64, payload: [UInt8], info: Api.PaymentRequestedInfo? = nil, shippingOptionId: String? = nil, charge: Api.PaymentCharge, subscriptionUntilDate: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: recurringInit)
@@ -1949,6 +1955,7 @@ extension Api {
             public var recurringInit: Bool { tlFlagIsSet(flags, 0x4) }
             public var recurringUsed: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(recurringInit: Bool = false, recurringUsed: Bool = false, currency: String, totalAmount: Int64, invoiceSlug: String? = nil, subscriptionUntilDate: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: recurringInit)
@@ -1982,6 +1989,7 @@ extension Api {
             public let duration: Int32?
             public var video: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(video: Bool = false, callId: Int64, reason: Api.PhoneCallDiscardReason? = nil, duration: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: video)
@@ -2023,6 +2031,7 @@ extension Api {
             public var attachMenu: Bool { tlFlagIsSet(flags, 0x2) }
             public var fromRequest: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(attachMenu: Bool = false, fromRequest: Bool = false, domain: String? = nil, app: Api.BotApp? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: attachMenu)
@@ -2089,6 +2098,7 @@ extension Api {
             public let call: Api.InputGroupCall
             public let duration: Int32?
 
+            @_optimize(none)
             public init(call: Api.InputGroupCall, duration: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: duration != nil)
@@ -2126,6 +2136,7 @@ extension Api {
             public let period: Int32
             public let autoSettingFrom: Int64?
 
+            @_optimize(none)
             public init(period: Int32, autoSettingFrom: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: autoSettingFrom != nil)
@@ -2202,6 +2213,7 @@ extension Api {
             public let cryptoAmount: Int64?
             public let message: Api.TextWithEntities?
 
+            @_optimize(none)
             public init(currency: String, amount: Int64, days: Int32, cryptoCurrency: String? = nil, cryptoAmount: Int64? = nil, message: Api.TextWithEntities? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: cryptoCurrency != nil && cryptoAmount != nil)
@@ -2237,6 +2249,7 @@ extension Api {
             public let iconEmojiId: Int64?
             public var titleMissing: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(titleMissing: Bool = false, title: String, iconColor: Int32, iconEmojiId: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: titleMissing)
@@ -2266,6 +2279,7 @@ extension Api {
             public let closed: Bool?
             public let hidden: Bool?
 
+            @_optimize(none)
             public init(title: String? = nil, iconEmojiId: Int64? = nil, closed: Bool? = nil, hidden: Bool? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: title != nil)
@@ -2322,6 +2336,7 @@ extension Api {
             public var same: Bool { tlFlagIsSet(flags, 0x1) }
             public var forBoth: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(same: Bool = false, forBoth: Bool = false, wallpaper: Api.WallPaper) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: same)
@@ -2353,6 +2368,7 @@ extension Api {
             public var viaGiveaway: Bool { tlFlagIsSet(flags, 0x1) }
             public var unclaimed: Bool { tlFlagIsSet(flags, 0x20) }
 
+            @_optimize(none)
             public init(viaGiveaway: Bool = false, unclaimed: Bool = false, boostPeer: Api.Peer? = nil, days: Int32, slug: String, currency: String? = nil, amount: Int64? = nil, cryptoCurrency: String? = nil, cryptoAmount: Int64? = nil, message: Api.TextWithEntities? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: viaGiveaway)
@@ -2393,6 +2409,7 @@ extension Api {
             public let flags: Int32
             public let stars: Int64?
 
+            @_optimize(none)
             public init(stars: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: stars != nil)
@@ -2416,6 +2433,7 @@ extension Api {
             public let unclaimedCount: Int32
             public var stars: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(stars: Bool = false, winnersCount: Int32, unclaimedCount: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: stars)
@@ -2467,6 +2485,7 @@ extension Api {
             public let payload: [UInt8]?
             public let charge: Api.PaymentCharge
 
+            @_optimize(none)
             public init(peer: Api.Peer, currency: String, totalAmount: Int64, payload: [UInt8]? = nil, charge: Api.PaymentCharge) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: payload != nil)
@@ -2501,6 +2520,7 @@ extension Api {
             public let cryptoAmount: Int64?
             public let transactionId: String?
 
+            @_optimize(none)
             public init(currency: String, amount: Int64, stars: Int64, cryptoCurrency: String? = nil, cryptoAmount: Int64? = nil, transactionId: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: cryptoCurrency != nil && cryptoAmount != nil)
@@ -2537,6 +2557,7 @@ extension Api {
             public let giveawayMsgId: Int32
             public var unclaimed: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(unclaimed: Bool = false, stars: Int64, transactionId: String, boostPeer: Api.Peer, giveawayMsgId: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: unclaimed)
@@ -2585,6 +2606,7 @@ extension Api {
             /// `upgraded` shares its bit with value fields: set exactly when they are.
             public var upgraded: Bool { upgradeMsgId != nil }
 
+            @_optimize(none)
             public init(nameHidden: Bool = false, saved: Bool = false, converted: Bool = false, refunded: Bool = false, canUpgrade: Bool = false, prepaidUpgrade: Bool = false, upgradeSeparate: Bool = false, auctionAcquired: Bool = false, gift: Api.StarGift, message: Api.TextWithEntities? = nil, convertStars: Int64? = nil, upgradeMsgId: Int32? = nil, upgradeStars: Int64? = nil, fromId: Api.Peer? = nil, peer: Api.Peer? = nil, savedId: Int64? = nil, prepaidUpgradeHash: String? = nil, giftMsgId: Int32? = nil, toId: Api.Peer? = nil, giftNum: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nameHidden)
@@ -2665,6 +2687,7 @@ extension Api {
             public var craft: Bool { tlFlagIsSet(flags, 0x10000) }
             public var nameHidden: Bool { tlFlagIsSet(flags, 0x20000) }
 
+            @_optimize(none)
             public init(upgrade: Bool = false, transferred: Bool = false, saved: Bool = false, refunded: Bool = false, prepaidUpgrade: Bool = false, assigned: Bool = false, fromOffer: Bool = false, craft: Bool = false, nameHidden: Bool = false, gift: Api.StarGift, canExportAt: Int32? = nil, transferStars: Int64? = nil, fromId: Api.Peer? = nil, peer: Api.Peer? = nil, savedId: Int64? = nil, resaleAmount: Api.StarsAmount? = nil, canTransferAt: Int32? = nil, canResellAt: Int32? = nil, dropOriginalDetailsStars: Int64? = nil, canCraftAt: Int32? = nil, message: Api.TextWithEntities? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: upgrade)
@@ -2740,6 +2763,7 @@ extension Api {
             public let stars: Int64
             public var broadcastMessagesAllowed: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(broadcastMessagesAllowed: Bool = false, stars: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: broadcastMessagesAllowed)
@@ -2766,6 +2790,7 @@ extension Api {
             public var active: Bool { tlFlagIsSet(flags, 0x2) }
             public var video: Bool { tlFlagIsSet(flags, 0x10) }
 
+            @_optimize(none)
             public init(missed: Bool = false, active: Bool = false, video: Bool = false, callId: Int64, duration: Int32? = nil, otherParticipants: [Api.Peer]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: missed)
@@ -2823,6 +2848,7 @@ extension Api {
             public var rejected: Bool { tlFlagIsSet(flags, 0x1) }
             public var balanceTooLow: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(rejected: Bool = false, balanceTooLow: Bool = false, rejectComment: String? = nil, scheduleDate: Int32? = nil, price: Api.StarsAmount? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: rejected)
@@ -2863,6 +2889,7 @@ extension Api {
             public let flags: Int32
             public var payerInitiated: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(payerInitiated: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: payerInitiated)
@@ -2886,6 +2913,7 @@ extension Api {
             public let cryptoAmount: Int64
             public let transactionId: String?
 
+            @_optimize(none)
             public init(currency: String, amount: Int64, cryptoCurrency: String, cryptoAmount: Int64, transactionId: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: transactionId != nil)
@@ -2930,6 +2958,7 @@ extension Api {
             public var accepted: Bool { tlFlagIsSet(flags, 0x1) }
             public var declined: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(accepted: Bool = false, declined: Bool = false, gift: Api.StarGift, price: Api.StarsAmount, expiresAt: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: accepted)
@@ -2958,6 +2987,7 @@ extension Api {
             public let price: Api.StarsAmount
             public var expired: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(expired: Bool = false, gift: Api.StarGift, price: Api.StarsAmount) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: expired)
@@ -3018,6 +3048,7 @@ extension Api {
             public let newValue: Bool
             public var expired: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(expired: Bool = false, prevValue: Bool, newValue: Bool) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: expired)
@@ -3074,6 +3105,7 @@ extension Api {
             public let flags: Int32
             public let communityId: Int64?
 
+            @_optimize(none)
             public init(communityId: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: communityId != nil)
@@ -4827,7 +4859,7 @@ extension Api.help {
     /// - `help.noAppUpdate#c45a6536 = help.AppUpdate;`
     ///
     /// <https://core.telegram.org/type/help.AppUpdate>
-    public enum AppUpdate: TLSchemaDescribed, TLParsable {
+    public enum AppUpdate: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.appUpdate#ccbbce30 flags:# can_not_skip:flags.0?true id:int version:string text:string entities:Vector<MessageEntity> document:flags.1?Document url:flags.2?string sticker:flags.3?Document = help.AppUpdate;`
         ///
         /// <https://core.telegram.org/constructor/help.appUpdate>
@@ -4852,6 +4884,7 @@ extension Api.help {
             public let sticker: Api.Document?
             public var canNotSkip: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(canNotSkip: Bool = false, id: Int32, version: String, text: String, entities: [Api.MessageEntity], document: Api.Document? = nil, url: String? = nil, sticker: Api.Document? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: canNotSkip)
@@ -4965,7 +4998,7 @@ extension Api.help {
     /// - `help.inviteText#18cb9f78 message:string = help.InviteText;`
     ///
     /// <https://core.telegram.org/type/help.InviteText>
-    public enum InviteText: TLSchemaDescribed, TLParsable {
+    public enum InviteText: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.inviteText#18cb9f78 message:string = help.InviteText;`
         ///
         /// <https://core.telegram.org/constructor/help.inviteText>
@@ -5024,7 +5057,7 @@ extension Api.contacts {
     /// - `contacts.found#b3134d9d my_results:Vector<Peer> results:Vector<Peer> chats:Vector<Chat> users:Vector<User> = contacts.Found;`
     ///
     /// <https://core.telegram.org/type/contacts.Found>
-    public enum Found: TLSchemaDescribed, TLParsable {
+    public enum Found: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `contacts.found#b3134d9d my_results:Vector<Peer> results:Vector<Peer> chats:Vector<Chat> users:Vector<User> = contacts.Found;`
         ///
         /// <https://core.telegram.org/constructor/contacts.found>
@@ -5112,7 +5145,7 @@ extension Api {
     /// - `privacyKeySavedMusic#ff7a571b = PrivacyKey;`
     ///
     /// <https://core.telegram.org/type/PrivacyKey>
-    public enum PrivacyKey: TLSchemaDescribed, TLParsable {
+    public enum PrivacyKey: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `privacyKeyStatusTimestamp#bc2eab30 = PrivacyKey;`
         ///
         /// <https://core.telegram.org/constructor/privacyKeyStatusTimestamp>
@@ -5296,7 +5329,7 @@ extension Api {
     /// - `authorization#ad01d61d flags:# current:flags.0?true official_app:flags.1?true password_pending:flags.2?true encrypted_requests_disabled:flags.3?true call_requests_disabled:flags.4?true unconfirmed:flags.5?true hash:long device_model:string platform:string system_version:string api_id:int app_name:string app_version:string date_created:int date_active:int ip:string country:string region:string = Authorization;`
     ///
     /// <https://core.telegram.org/type/Authorization>
-    public enum Authorization: TLSchemaDescribed, TLParsable {
+    public enum Authorization: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `authorization#ad01d61d flags:# current:flags.0?true official_app:flags.1?true password_pending:flags.2?true encrypted_requests_disabled:flags.3?true call_requests_disabled:flags.4?true unconfirmed:flags.5?true hash:long device_model:string platform:string system_version:string api_id:int app_name:string app_version:string date_created:int date_active:int ip:string country:string region:string = Authorization;`
         ///
         /// <https://core.telegram.org/constructor/authorization>
@@ -5327,6 +5360,7 @@ extension Api {
             public var callRequestsDisabled: Bool { tlFlagIsSet(flags, 0x10) }
             public var unconfirmed: Bool { tlFlagIsSet(flags, 0x20) }
 
+            @_optimize(none)
             public init(current: Bool = false, officialApp: Bool = false, passwordPending: Bool = false, encryptedRequestsDisabled: Bool = false, callRequestsDisabled: Bool = false, unconfirmed: Bool = false, hash: Int64, deviceModel: String, platform: String, systemVersion: String, apiId: Int32, appName: String, appVersion: String, dateCreated: Int32, dateActive: Int32, ip: String, country: String, region: String) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: current)
@@ -5451,7 +5485,7 @@ extension Api.account {
     /// - `account.passwordSettings#9a5c33e5 flags:# email:flags.0?string secure_settings:flags.1?SecureSecretSettings = account.PasswordSettings;`
     ///
     /// <https://core.telegram.org/type/account.PasswordSettings>
-    public enum PasswordSettings: TLSchemaDescribed, TLParsable {
+    public enum PasswordSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.passwordSettings#9a5c33e5 flags:# email:flags.0?string secure_settings:flags.1?SecureSecretSettings = account.PasswordSettings;`
         ///
         /// <https://core.telegram.org/constructor/account.passwordSettings>
@@ -5466,6 +5500,7 @@ extension Api.account {
             public let email: String?
             public let secureSettings: Api.SecureSecretSettings?
 
+            @_optimize(none)
             public init(email: String? = nil, secureSettings: Api.SecureSecretSettings? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: email != nil)
@@ -5553,7 +5588,7 @@ extension Api {
     /// - `inputStickerSetTonGifts#1cf671a0 = InputStickerSet;`
     ///
     /// <https://core.telegram.org/type/InputStickerSet>
-    public enum InputStickerSet: TLSchemaDescribed, TLParsable {
+    public enum InputStickerSet: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputStickerSetEmpty#ffb62b95 = InputStickerSet;`
         ///
         /// <https://core.telegram.org/constructor/inputStickerSetEmpty>
@@ -5778,7 +5813,7 @@ extension Api {
     /// - `secureFile#7d09c27e id:long access_hash:long size:long dc_id:int date:int file_hash:bytes secret:bytes = SecureFile;`
     ///
     /// <https://core.telegram.org/type/SecureFile>
-    public enum SecureFile: TLSchemaDescribed, TLParsable {
+    public enum SecureFile: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `secureFileEmpty#64199744 = SecureFile;`
         ///
         /// <https://core.telegram.org/constructor/secureFileEmpty>
@@ -5881,7 +5916,7 @@ extension Api {
     /// - `pageTableRow#e0c0c5e5 cells:Vector<PageTableCell> = PageTableRow;`
     ///
     /// <https://core.telegram.org/type/PageTableRow>
-    public enum PageTableRow: TLSchemaDescribed, TLParsable {
+    public enum PageTableRow: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `pageTableRow#e0c0c5e5 cells:Vector<PageTableCell> = PageTableRow;`
         ///
         /// <https://core.telegram.org/constructor/pageTableRow>
@@ -5940,7 +5975,7 @@ extension Api.stats {
     /// - `stats.megagroupStats#ef7ff916 period:StatsDateRangeDays members:StatsAbsValueAndPrev messages:StatsAbsValueAndPrev viewers:StatsAbsValueAndPrev posters:StatsAbsValueAndPrev growth_graph:StatsGraph members_graph:StatsGraph new_members_by_source_graph:StatsGraph languages_graph:StatsGraph messages_graph:StatsGraph actions_graph:StatsGraph top_hours_graph:StatsGraph weekdays_graph:StatsGraph top_posters:Vector<StatsGroupTopPoster> top_admins:Vector<StatsGroupTopAdmin> top_inviters:Vector<StatsGroupTopInviter> users:Vector<User> = stats.MegagroupStats;`
     ///
     /// <https://core.telegram.org/type/stats.MegagroupStats>
-    public enum MegagroupStats: TLSchemaDescribed, TLParsable {
+    public enum MegagroupStats: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stats.megagroupStats#ef7ff916 period:StatsDateRangeDays members:StatsAbsValueAndPrev messages:StatsAbsValueAndPrev viewers:StatsAbsValueAndPrev posters:StatsAbsValueAndPrev growth_graph:StatsGraph members_graph:StatsGraph new_members_by_source_graph:StatsGraph languages_graph:StatsGraph messages_graph:StatsGraph actions_graph:StatsGraph top_hours_graph:StatsGraph weekdays_graph:StatsGraph top_posters:Vector<StatsGroupTopPoster> top_admins:Vector<StatsGroupTopAdmin> top_inviters:Vector<StatsGroupTopInviter> users:Vector<User> = stats.MegagroupStats;`
         ///
         /// <https://core.telegram.org/constructor/stats.megagroupStats>
@@ -6080,7 +6115,7 @@ extension Api.help {
     /// - `help.country#c3878e23 flags:# hidden:flags.0?true iso2:string default_name:string name:flags.1?string country_codes:Vector<help.CountryCode> = help.Country;`
     ///
     /// <https://core.telegram.org/type/help.Country>
-    public enum Country: TLSchemaDescribed, TLParsable {
+    public enum Country: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.country#c3878e23 flags:# hidden:flags.0?true iso2:string default_name:string name:flags.1?string country_codes:Vector<help.CountryCode> = help.Country;`
         ///
         /// <https://core.telegram.org/constructor/help.country>
@@ -6098,6 +6133,7 @@ extension Api.help {
             public let countryCodes: [Api.help.CountryCode]
             public var hidden: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(hidden: Bool = false, iso2: String, defaultName: String, name: String? = nil, countryCodes: [Api.help.CountryCode]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: hidden)
@@ -6181,7 +6217,7 @@ extension Api {
     /// - `myBoost#c448415c flags:# slot:int peer:flags.0?Peer date:int expires:int cooldown_until_date:flags.1?int = MyBoost;`
     ///
     /// <https://core.telegram.org/type/MyBoost>
-    public enum MyBoost: TLSchemaDescribed, TLParsable {
+    public enum MyBoost: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `myBoost#c448415c flags:# slot:int peer:flags.0?Peer date:int expires:int cooldown_until_date:flags.1?int = MyBoost;`
         ///
         /// <https://core.telegram.org/constructor/myBoost>
@@ -6199,6 +6235,7 @@ extension Api {
             public let expires: Int32
             public let cooldownUntilDate: Int32?
 
+            @_optimize(none)
             public init(slot: Int32, peer: Api.Peer? = nil, date: Int32, expires: Int32, cooldownUntilDate: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: peer != nil)
@@ -6293,7 +6330,7 @@ extension Api.contacts {
     /// - `contacts.sponsoredPeers#eb032884 peers:Vector<SponsoredPeer> chats:Vector<Chat> users:Vector<User> = contacts.SponsoredPeers;`
     ///
     /// <https://core.telegram.org/type/contacts.SponsoredPeers>
-    public enum SponsoredPeers: TLSchemaDescribed, TLParsable {
+    public enum SponsoredPeers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `contacts.sponsoredPeersEmpty#ea32b4b1 = contacts.SponsoredPeers;`
         ///
         /// <https://core.telegram.org/constructor/contacts.sponsoredPeersEmpty>
@@ -6375,7 +6412,7 @@ extension Api {
     /// - `inputStarGiftAuctionSlug#7ab58308 slug:string = InputStarGiftAuction;`
     ///
     /// <https://core.telegram.org/type/InputStarGiftAuction>
-    public enum InputStarGiftAuction: TLSchemaDescribed, TLParsable {
+    public enum InputStarGiftAuction: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputStarGiftAuction#02e16c98 gift_id:long = InputStarGiftAuction;`
         ///
         /// <https://core.telegram.org/constructor/inputStarGiftAuction>
@@ -6469,7 +6506,7 @@ extension Api {
     /// - `starGiftAttributeRarityLegendary#cef7e7a8 = StarGiftAttributeRarity;`
     ///
     /// <https://core.telegram.org/type/StarGiftAttributeRarity>
-    public enum StarGiftAttributeRarity: TLSchemaDescribed, TLParsable {
+    public enum StarGiftAttributeRarity: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starGiftAttributeRarity#36437737 permille:int = StarGiftAttributeRarity;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAttributeRarity>
@@ -6574,7 +6611,7 @@ extension Api {
     /// - `communityPeer#76141ebd flags:# can_view_history:flags.2?true visible:flags.0?Bool peer:Peer = CommunityPeer;`
     ///
     /// <https://core.telegram.org/type/CommunityPeer>
-    public enum CommunityPeer: TLSchemaDescribed, TLParsable {
+    public enum CommunityPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `communityPeer#76141ebd flags:# can_view_history:flags.2?true visible:flags.0?Bool peer:Peer = CommunityPeer;`
         ///
         /// <https://core.telegram.org/constructor/communityPeer>
@@ -6590,6 +6627,7 @@ extension Api {
             public let peer: Api.Peer
             public var canViewHistory: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(canViewHistory: Bool = false, visible: Bool? = nil, peer: Api.Peer) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: canViewHistory)
@@ -6662,6 +6700,7 @@ extension Api.functions.account {
     /// `account.deleteSecureValue#b880bc4b types:Vector<SecureValueType> = Bool;`
     ///
     /// <https://core.telegram.org/method/account.deleteSecureValue>
+    @_optimize(none)
     public static func deleteSecureValue(types: [Api.SecureValueType]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteSecureValue(into: buffer, types: types)
@@ -6669,7 +6708,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.deleteSecureValue` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteSecureValue(into buffer: Buffer, types: [Api.SecureValueType]) {
         buffer.appendUInt32(0xb880bc4b)
         buffer.appendVector(types, boxed: true)
@@ -6680,6 +6719,7 @@ extension Api.functions.account {
     /// `account.getAutoSaveSettings#adcbbcda = account.AutoSaveSettings;`
     ///
     /// <https://core.telegram.org/method/account.getAutoSaveSettings>
+    @_optimize(none)
     public static func getAutoSaveSettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.AutoSaveSettings>) {
         let buffer = Buffer()
         getAutoSaveSettings(into: buffer)
@@ -6687,7 +6727,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getAutoSaveSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAutoSaveSettings(into buffer: Buffer) {
         buffer.appendUInt32(0xadcbbcda)
     }
@@ -6697,6 +6737,7 @@ extension Api.functions.users {
     /// `users.getUsers#0d91a548 id:Vector<InputUser> = Vector<User>;`
     ///
     /// <https://core.telegram.org/method/users.getUsers>
+    @_optimize(none)
     public static func getUsers(id: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.User]>) {
         let buffer = Buffer()
         getUsers(into: buffer, id: id)
@@ -6704,7 +6745,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.getUsers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getUsers(into buffer: Buffer, id: [Api.InputUser]) {
         buffer.appendUInt32(0x0d91a548)
         buffer.appendVector(id, boxed: true)
@@ -6715,6 +6756,7 @@ extension Api.functions.contacts {
     /// `contacts.resetTopPeerRating#1ae373ac category:TopPeerCategory peer:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/contacts.resetTopPeerRating>
+    @_optimize(none)
     public static func resetTopPeerRating(category: Api.TopPeerCategory, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetTopPeerRating(into: buffer, category: category, peer: peer)
@@ -6722,7 +6764,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.resetTopPeerRating` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resetTopPeerRating(into buffer: Buffer, category: Api.TopPeerCategory, peer: Api.InputPeer) {
         buffer.appendUInt32(0x1ae373ac)
         category.serialize(buffer, true)
@@ -6734,6 +6776,7 @@ extension Api.functions.messages {
     /// `messages.readEncryptedHistory#7f4b690a peer:InputEncryptedChat max_date:int = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.readEncryptedHistory>
+    @_optimize(none)
     public static func readEncryptedHistory(peer: Api.InputEncryptedChat, maxDate: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readEncryptedHistory(into: buffer, peer: peer, maxDate: maxDate)
@@ -6741,7 +6784,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readEncryptedHistory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func readEncryptedHistory(into buffer: Buffer, peer: Api.InputEncryptedChat, maxDate: Int32) {
         buffer.appendUInt32(0x7f4b690a)
         peer.serialize(buffer, true)
@@ -6753,6 +6796,7 @@ extension Api.functions.messages {
     /// `messages.setGameScore#8ef8ecc0 flags:# edit_message:flags.0?true force:flags.1?true peer:InputPeer id:int user_id:InputUser score:int = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.setGameScore>
+    @_optimize(none)
     public static func setGameScore(editMessage: Bool = false, force: Bool = false, peer: Api.InputPeer, id: Int32, userId: Api.InputUser, score: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setGameScore(into: buffer, editMessage: editMessage, force: force, peer: peer, id: id, userId: userId, score: score)
@@ -6760,7 +6804,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setGameScore` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setGameScore(into buffer: Buffer, editMessage: Bool = false, force: Bool = false, peer: Api.InputPeer, id: Int32, userId: Api.InputUser, score: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: editMessage)
@@ -6780,6 +6824,7 @@ extension Api.functions.messages {
     /// `messages.prolongWebView#b0d81a83 flags:# silent:flags.5?true peer:InputPeer bot:InputUser query_id:long reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.prolongWebView>
+    @_optimize(none)
     public static func prolongWebView(silent: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, queryId: Int64, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         prolongWebView(into: buffer, silent: silent, peer: peer, bot: bot, queryId: queryId, replyTo: replyTo, sendAs: sendAs)
@@ -6787,7 +6832,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.prolongWebView` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func prolongWebView(into buffer: Buffer, silent: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, queryId: Int64, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x20, when: silent)
@@ -6809,6 +6854,7 @@ extension Api.functions.messages {
     /// `messages.getFeaturedEmojiStickers#0ecf6736 hash:long = messages.FeaturedStickers;`
     ///
     /// <https://core.telegram.org/method/messages.getFeaturedEmojiStickers>
+    @_optimize(none)
     public static func getFeaturedEmojiStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FeaturedStickers>) {
         let buffer = Buffer()
         getFeaturedEmojiStickers(into: buffer, hash: hash)
@@ -6816,7 +6862,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getFeaturedEmojiStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getFeaturedEmojiStickers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x0ecf6736)
@@ -6829,6 +6875,7 @@ extension Api.functions.messages {
     /// `messages.createForumTopic#2f98c3d5 flags:# title_missing:flags.4?true peer:InputPeer title:string icon_color:flags.0?int icon_emoji_id:flags.3?long random_id:long send_as:flags.2?InputPeer = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.createForumTopic>
+    @_optimize(none)
     public static func createForumTopic(titleMissing: Bool = false, peer: Api.InputPeer, title: String, iconColor: Int32? = nil, iconEmojiId: Int64? = nil, randomId: Int64, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         createForumTopic(into: buffer, titleMissing: titleMissing, peer: peer, title: title, iconColor: iconColor, iconEmojiId: iconEmojiId, randomId: randomId, sendAs: sendAs)
@@ -6836,7 +6883,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.createForumTopic` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func createForumTopic(into buffer: Buffer, titleMissing: Bool = false, peer: Api.InputPeer, title: String, iconColor: Int32? = nil, iconEmojiId: Int64? = nil, randomId: Int64, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x10, when: titleMissing)
@@ -6866,6 +6913,7 @@ extension Api.functions.help {
     /// `help.getCdnConfig#52029342 = CdnConfig;`
     ///
     /// <https://core.telegram.org/method/help.getCdnConfig>
+    @_optimize(none)
     public static func getCdnConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.CdnConfig>) {
         let buffer = Buffer()
         getCdnConfig(into: buffer)
@@ -6873,7 +6921,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getCdnConfig` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getCdnConfig(into buffer: Buffer) {
         buffer.appendUInt32(0x52029342)
     }
@@ -6883,6 +6931,7 @@ extension Api.functions.help {
     /// `help.getUserInfo#038a08d3 user_id:InputUser = help.UserInfo;`
     ///
     /// <https://core.telegram.org/method/help.getUserInfo>
+    @_optimize(none)
     public static func getUserInfo(userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.UserInfo>) {
         let buffer = Buffer()
         getUserInfo(into: buffer, userId: userId)
@@ -6890,7 +6939,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getUserInfo` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getUserInfo(into buffer: Buffer, userId: Api.InputUser) {
         buffer.appendUInt32(0x038a08d3)
         userId.serialize(buffer, true)
@@ -6901,6 +6950,7 @@ extension Api.functions.help {
     /// `help.getPeerProfileColors#abcfa9fd hash:int = help.PeerColors;`
     ///
     /// <https://core.telegram.org/method/help.getPeerProfileColors>
+    @_optimize(none)
     public static func getPeerProfileColors(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PeerColors>) {
         let buffer = Buffer()
         getPeerProfileColors(into: buffer, hash: hash)
@@ -6908,7 +6958,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getPeerProfileColors` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPeerProfileColors(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xabcfa9fd)
@@ -6921,6 +6971,7 @@ extension Api.functions.channels {
     /// `channels.checkUsername#10e6bd2c channel:InputChannel username:string = Bool;`
     ///
     /// <https://core.telegram.org/method/channels.checkUsername>
+    @_optimize(none)
     public static func checkUsername(channel: Api.InputChannel, username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkUsername(into: buffer, channel: channel, username: username)
@@ -6928,7 +6979,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.checkUsername` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkUsername(into buffer: Buffer, channel: Api.InputChannel, username: String) {
         buffer.appendUInt32(0x10e6bd2c)
         channel.serialize(buffer, true)
@@ -6940,6 +6991,7 @@ extension Api.functions.channels {
     /// `channels.deleteParticipantHistory#367544db channel:InputChannel participant:InputPeer = messages.AffectedHistory;`
     ///
     /// <https://core.telegram.org/method/channels.deleteParticipantHistory>
+    @_optimize(none)
     public static func deleteParticipantHistory(channel: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         deleteParticipantHistory(into: buffer, channel: channel, participant: participant)
@@ -6947,7 +6999,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.deleteParticipantHistory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteParticipantHistory(into buffer: Buffer, channel: Api.InputChannel, participant: Api.InputPeer) {
         buffer.appendUInt32(0x367544db)
         channel.serialize(buffer, true)
@@ -6959,6 +7011,7 @@ extension Api.functions.channels {
     /// `channels.toggleUsername#50f24105 channel:InputChannel username:string active:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/channels.toggleUsername>
+    @_optimize(none)
     public static func toggleUsername(channel: Api.InputChannel, username: String, active: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleUsername(into: buffer, channel: channel, username: username, active: active)
@@ -6966,7 +7019,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleUsername` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleUsername(into buffer: Buffer, channel: Api.InputChannel, username: String, active: Bool) {
         buffer.appendUInt32(0x50f24105)
         channel.serialize(buffer, true)
@@ -6979,6 +7032,7 @@ extension Api.functions.bots {
     /// `bots.sendCustomRequest#aa2769ed custom_method:string params:DataJSON = DataJSON;`
     ///
     /// <https://core.telegram.org/method/bots.sendCustomRequest>
+    @_optimize(none)
     public static func sendCustomRequest(customMethod: String, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DataJSON>) {
         let buffer = Buffer()
         sendCustomRequest(into: buffer, customMethod: customMethod, params: params)
@@ -6986,7 +7040,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.sendCustomRequest` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendCustomRequest(into buffer: Buffer, customMethod: String, params: Api.DataJSON) {
         buffer.appendUInt32(0xaa2769ed)
         buffer.appendTLString(customMethod)
@@ -6998,6 +7052,7 @@ extension Api.functions.payments {
     /// `payments.getGiveawayInfo#f4239425 peer:InputPeer msg_id:int = payments.GiveawayInfo;`
     ///
     /// <https://core.telegram.org/method/payments.getGiveawayInfo>
+    @_optimize(none)
     public static func getGiveawayInfo(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.GiveawayInfo>) {
         let buffer = Buffer()
         getGiveawayInfo(into: buffer, peer: peer, msgId: msgId)
@@ -7005,7 +7060,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getGiveawayInfo` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getGiveawayInfo(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0xf4239425)
         peer.serialize(buffer, true)
@@ -7017,6 +7072,7 @@ extension Api.functions.payments {
     /// `payments.getResaleStarGifts#7a5fa236 flags:# sort_by_price:flags.1?true sort_by_num:flags.2?true for_craft:flags.4?true stars_only:flags.5?true attributes_hash:flags.0?long gift_id:long attributes:flags.3?Vector<StarGiftAttributeId> offset:string limit:int = payments.ResaleStarGifts;`
     ///
     /// <https://core.telegram.org/method/payments.getResaleStarGifts>
+    @_optimize(none)
     public static func getResaleStarGifts(sortByPrice: Bool = false, sortByNum: Bool = false, forCraft: Bool = false, starsOnly: Bool = false, attributesHash: Int64? = nil, giftId: Int64, attributes: [Api.StarGiftAttributeId]? = nil, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ResaleStarGifts>) {
         let buffer = Buffer()
         getResaleStarGifts(into: buffer, sortByPrice: sortByPrice, sortByNum: sortByNum, forCraft: forCraft, starsOnly: starsOnly, attributesHash: attributesHash, giftId: giftId, attributes: attributes, offset: offset, limit: limit)
@@ -7024,7 +7080,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getResaleStarGifts` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getResaleStarGifts(into buffer: Buffer, sortByPrice: Bool = false, sortByNum: Bool = false, forCraft: Bool = false, starsOnly: Bool = false, attributesHash: Int64? = nil, giftId: Int64, attributes: [Api.StarGiftAttributeId]? = nil, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: sortByPrice)
@@ -7053,6 +7109,7 @@ extension Api.functions.langpack {
     /// `langpack.getLangPack#f2f2330a lang_pack:string lang_code:string = LangPackDifference;`
     ///
     /// <https://core.telegram.org/method/langpack.getLangPack>
+    @_optimize(none)
     public static func getLangPack(langPack: String, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.LangPackDifference>) {
         let buffer = Buffer()
         getLangPack(into: buffer, langPack: langPack, langCode: langCode)
@@ -7060,7 +7117,7 @@ extension Api.functions.langpack {
     }
 
     /// Writes `langpack.getLangPack` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getLangPack(into buffer: Buffer, langPack: String, langCode: String) {
         buffer.appendUInt32(0xf2f2330a)
         buffer.appendTLString(langPack)
@@ -7072,6 +7129,7 @@ extension Api.functions.stories {
     /// `stories.getPinnedStories#5821a5dc peer:InputPeer offset_id:int limit:int = stories.Stories;`
     ///
     /// <https://core.telegram.org/method/stories.getPinnedStories>
+    @_optimize(none)
     public static func getPinnedStories(peer: Api.InputPeer, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
         let buffer = Buffer()
         getPinnedStories(into: buffer, peer: peer, offsetId: offsetId, limit: limit)
@@ -7079,7 +7137,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getPinnedStories` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPinnedStories(into buffer: Buffer, peer: Api.InputPeer, offsetId: Int32, limit: Int32) {
         buffer.appendUInt32(0x5821a5dc)
         peer.serialize(buffer, true)
@@ -7094,6 +7152,7 @@ extension Api.functions.stories {
     /// `stories.getStoryViewsList#7ed23c57 flags:# just_contacts:flags.0?true reactions_first:flags.2?true forwards_first:flags.3?true peer:InputPeer q:flags.1?string id:int offset:string limit:int = stories.StoryViewsList;`
     ///
     /// <https://core.telegram.org/method/stories.getStoryViewsList>
+    @_optimize(none)
     public static func getStoryViewsList(justContacts: Bool = false, reactionsFirst: Bool = false, forwardsFirst: Bool = false, peer: Api.InputPeer, q: String? = nil, id: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryViewsList>) {
         let buffer = Buffer()
         getStoryViewsList(into: buffer, justContacts: justContacts, reactionsFirst: reactionsFirst, forwardsFirst: forwardsFirst, peer: peer, q: q, id: id, offset: offset, limit: limit)
@@ -7101,7 +7160,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getStoryViewsList` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStoryViewsList(into buffer: Buffer, justContacts: Bool = false, reactionsFirst: Bool = false, forwardsFirst: Bool = false, peer: Api.InputPeer, q: String? = nil, id: Int32, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: justContacts)
@@ -7126,6 +7185,7 @@ extension Api.functions.stories {
     /// `stories.getStoriesViews#28e16cc8 peer:InputPeer id:Vector<int> = stories.StoryViews;`
     ///
     /// <https://core.telegram.org/method/stories.getStoriesViews>
+    @_optimize(none)
     public static func getStoriesViews(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryViews>) {
         let buffer = Buffer()
         getStoriesViews(into: buffer, peer: peer, id: id)
@@ -7133,7 +7193,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getStoriesViews` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStoriesViews(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x28e16cc8)
         peer.serialize(buffer, true)
@@ -7145,6 +7205,7 @@ extension Api.functions.stories {
     /// `stories.togglePeerStoriesHidden#bd0415c4 peer:InputPeer hidden:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/stories.togglePeerStoriesHidden>
+    @_optimize(none)
     public static func togglePeerStoriesHidden(peer: Api.InputPeer, hidden: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePeerStoriesHidden(into: buffer, peer: peer, hidden: hidden)
@@ -7152,7 +7213,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.togglePeerStoriesHidden` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func togglePeerStoriesHidden(into buffer: Buffer, peer: Api.InputPeer, hidden: Bool) {
         buffer.appendUInt32(0xbd0415c4)
         peer.serialize(buffer, true)
@@ -7164,6 +7225,7 @@ extension Api.functions.ephemeral {
     /// `ephemeral.editMessage#cf9c725b flags:# invert_media:flags.5?true welcome:flags.6?true peer:flags.7?InputPeer receiver_id:InputUser id:int message:flags.0?string media:flags.3?InputMedia entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup rich_message:flags.4?InputRichMessage = Updates;`
     ///
     /// <https://core.telegram.org/method/ephemeral.editMessage>
+    @_optimize(none)
     public static func editMessage(invertMedia: Bool = false, welcome: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editMessage(into: buffer, invertMedia: invertMedia, welcome: welcome, peer: peer, receiverId: receiverId, id: id, message: message, media: media, entities: entities, replyMarkup: replyMarkup, richMessage: richMessage)
@@ -7171,7 +7233,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.editMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editMessage(into buffer: Buffer, invertMedia: Bool = false, welcome: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x20, when: invertMedia)

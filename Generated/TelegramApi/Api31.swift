@@ -9,7 +9,7 @@ extension Api.contacts {
     /// - `contacts.importedContacts#77d01c3b imported:Vector<ImportedContact> popular_invites:Vector<PopularContact> retry_contacts:Vector<long> users:Vector<User> = contacts.ImportedContacts;`
     ///
     /// <https://core.telegram.org/type/contacts.ImportedContacts>
-    public enum ImportedContacts: TLSchemaDescribed, TLParsable {
+    public enum ImportedContacts: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `contacts.importedContacts#77d01c3b imported:Vector<ImportedContact> popular_invites:Vector<PopularContact> retry_contacts:Vector<long> users:Vector<User> = contacts.ImportedContacts;`
         ///
         /// <https://core.telegram.org/constructor/contacts.importedContacts>
@@ -84,7 +84,7 @@ extension Api.messages {
     /// - `messages.affectedHistory#b45c69d1 pts:int pts_count:int offset:int = messages.AffectedHistory;`
     ///
     /// <https://core.telegram.org/type/messages.AffectedHistory>
-    public enum AffectedHistory: TLSchemaDescribed, TLParsable {
+    public enum AffectedHistory: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.affectedHistory#b45c69d1 pts:int pts_count:int offset:int = messages.AffectedHistory;`
         ///
         /// <https://core.telegram.org/constructor/messages.affectedHistory>
@@ -159,7 +159,7 @@ extension Api {
     /// - `replyInlineMarkup#b2b15770 flags:# force_reply:flags.5?true rows:Vector<KeyboardInlineButtonRow> = ReplyMarkup;`
     ///
     /// <https://core.telegram.org/type/ReplyMarkup>
-    public enum ReplyMarkup: TLSchemaDescribed, TLParsable {
+    public enum ReplyMarkup: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `replyKeyboardHide#a03e5b85 flags:# selective:flags.2?true = ReplyMarkup;`
         ///
         /// <https://core.telegram.org/constructor/replyKeyboardHide>
@@ -185,6 +185,7 @@ extension Api {
             public let flags: Int32
             public var selective: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(selective: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: selective)
@@ -206,6 +207,7 @@ extension Api {
             public var singleUse: Bool { tlFlagIsSet(flags, 0x2) }
             public var selective: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(singleUse: Bool = false, selective: Bool = false, placeholder: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: singleUse)
@@ -235,6 +237,7 @@ extension Api {
             public var persistent: Bool { tlFlagIsSet(flags, 0x10) }
             public var forceReply: Bool { tlFlagIsSet(flags, 0x20) }
 
+            @_optimize(none)
             public init(resize: Bool = false, singleUse: Bool = false, selective: Bool = false, persistent: Bool = false, forceReply: Bool = false, rows: [Api.KeyboardButtonRow], placeholder: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: resize)
@@ -264,6 +267,7 @@ extension Api {
             public let rows: [Api.KeyboardInlineButtonRow]
             public var forceReply: Bool { tlFlagIsSet(flags, 0x20) }
 
+            @_optimize(none)
             public init(forceReply: Bool = false, rows: [Api.KeyboardInlineButtonRow]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x20, when: forceReply)
@@ -398,7 +402,7 @@ extension Api {
     /// - `game#bdf9653b flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document = Game;`
     ///
     /// <https://core.telegram.org/type/Game>
-    public enum Game: TLSchemaDescribed, TLParsable {
+    public enum Game: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `game#bdf9653b flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document = Game;`
         ///
         /// <https://core.telegram.org/constructor/game>
@@ -418,6 +422,7 @@ extension Api {
             public let photo: Api.Photo
             public let document: Api.Document?
 
+            @_optimize(none)
             public init(id: Int64, accessHash: Int64, shortName: String, title: String, description: String, photo: Api.Photo, document: Api.Document? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: document != nil)
@@ -513,7 +518,7 @@ extension Api.payments {
     /// - `payments.savedInfo#fb8fe43c flags:# has_saved_credentials:flags.1?true saved_info:flags.0?PaymentRequestedInfo = payments.SavedInfo;`
     ///
     /// <https://core.telegram.org/type/payments.SavedInfo>
-    public enum SavedInfo: TLSchemaDescribed, TLParsable {
+    public enum SavedInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.savedInfo#fb8fe43c flags:# has_saved_credentials:flags.1?true saved_info:flags.0?PaymentRequestedInfo = payments.SavedInfo;`
         ///
         /// <https://core.telegram.org/constructor/payments.savedInfo>
@@ -528,6 +533,7 @@ extension Api.payments {
             public let savedInfo: Api.PaymentRequestedInfo?
             public var hasSavedCredentials: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(hasSavedCredentials: Bool = false, savedInfo: Api.PaymentRequestedInfo? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: hasSavedCredentials)
@@ -595,7 +601,7 @@ extension Api {
     /// - `phoneConnectionWebrtc#635fe375 flags:# turn:flags.0?true stun:flags.1?true id:long ip:string ipv6:string port:int username:string password:string = PhoneConnection;`
     ///
     /// <https://core.telegram.org/type/PhoneConnection>
-    public enum PhoneConnection: TLSchemaDescribed, TLParsable {
+    public enum PhoneConnection: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `phoneConnection#9cc123c7 flags:# tcp:flags.0?true id:long ip:string ipv6:string port:int peer_tag:bytes = PhoneConnection;`
         ///
         /// <https://core.telegram.org/constructor/phoneConnection>
@@ -618,6 +624,7 @@ extension Api {
             public let peerTag: [UInt8]
             public var tcp: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(tcp: Bool = false, id: Int64, ip: String, ipv6: String, port: Int32, peerTag: [UInt8]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: tcp)
@@ -654,6 +661,7 @@ extension Api {
             public var turn: Bool { tlFlagIsSet(flags, 0x1) }
             public var stun: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(turn: Bool = false, stun: Bool = false, id: Int64, ip: String, ipv6: String, port: Int32, username: String, password: String) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: turn)
@@ -777,7 +785,7 @@ extension Api {
     /// - `inputDialogPeerCommunity#69ef72c4 community:InputChannel = InputDialogPeer;`
     ///
     /// <https://core.telegram.org/type/InputDialogPeer>
-    public enum InputDialogPeer: TLSchemaDescribed, TLParsable {
+    public enum InputDialogPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputDialogPeer#fcaafeb7 peer:InputPeer = InputDialogPeer;`
         ///
         /// <https://core.telegram.org/constructor/inputDialogPeer>
@@ -896,7 +904,7 @@ extension Api.account {
     /// - `account.takeout#4dba4501 id:long = account.Takeout;`
     ///
     /// <https://core.telegram.org/type/account.Takeout>
-    public enum Takeout: TLSchemaDescribed, TLParsable {
+    public enum Takeout: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.takeout#4dba4501 id:long = account.Takeout;`
         ///
         /// <https://core.telegram.org/constructor/account.takeout>
@@ -957,7 +965,7 @@ extension Api {
     /// - `sponsoredMessage#7dbf8673 flags:# recommended:flags.5?true can_report:flags.12?true random_id:bytes url:string title:string message:string entities:flags.1?Vector<MessageEntity> photo:flags.6?Photo media:flags.14?MessageMedia color:flags.13?PeerColor button_text:string sponsor_info:flags.7?string additional_info:flags.8?string min_display_duration:flags.15?int max_display_duration:flags.15?int = SponsoredMessage;`
     ///
     /// <https://core.telegram.org/type/SponsoredMessage>
-    public enum SponsoredMessage: TLSchemaDescribed, TLParsable {
+    public enum SponsoredMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `sponsoredMessage#7dbf8673 flags:# recommended:flags.5?true can_report:flags.12?true random_id:bytes url:string title:string message:string entities:flags.1?Vector<MessageEntity> photo:flags.6?Photo media:flags.14?MessageMedia color:flags.13?PeerColor button_text:string sponsor_info:flags.7?string additional_info:flags.8?string min_display_duration:flags.15?int max_display_duration:flags.15?int = SponsoredMessage;`
         ///
         /// <https://core.telegram.org/constructor/sponsoredMessage>
@@ -985,6 +993,7 @@ extension Api {
             public var recommended: Bool { tlFlagIsSet(flags, 0x20) }
             public var canReport: Bool { tlFlagIsSet(flags, 0x1000) }
 
+            @_optimize(none)
             public init(recommended: Bool = false, canReport: Bool = false, randomId: [UInt8], url: String, title: String, message: String, entities: [Api.MessageEntity]? = nil, photo: Api.Photo? = nil, media: Api.MessageMedia? = nil, color: Api.PeerColor? = nil, buttonText: String, sponsorInfo: String? = nil, additionalInfo: String? = nil, minDisplayDuration: Int32? = nil, maxDisplayDuration: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x20, when: recommended)
@@ -1151,7 +1160,7 @@ extension Api.messages {
     /// - `messages.searchResultsCalendar#147ee23c flags:# inexact:flags.0?true count:int min_date:int min_msg_id:int offset_id_offset:flags.1?int periods:Vector<SearchResultsCalendarPeriod> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SearchResultsCalendar;`
     ///
     /// <https://core.telegram.org/type/messages.SearchResultsCalendar>
-    public enum SearchResultsCalendar: TLSchemaDescribed, TLParsable {
+    public enum SearchResultsCalendar: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.searchResultsCalendar#147ee23c flags:# inexact:flags.0?true count:int min_date:int min_msg_id:int offset_id_offset:flags.1?int periods:Vector<SearchResultsCalendarPeriod> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SearchResultsCalendar;`
         ///
         /// <https://core.telegram.org/constructor/messages.searchResultsCalendar>
@@ -1173,6 +1182,7 @@ extension Api.messages {
             public let users: [Api.User]
             public var inexact: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(inexact: Bool = false, count: Int32, minDate: Int32, minMsgId: Int32, offsetIdOffset: Int32? = nil, periods: [Api.SearchResultsCalendarPeriod], messages: [Api.Message], chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: inexact)
@@ -1276,7 +1286,7 @@ extension Api.auth {
     /// - `auth.loggedOut#c3a2835f flags:# future_auth_token:flags.0?bytes = auth.LoggedOut;`
     ///
     /// <https://core.telegram.org/type/auth.LoggedOut>
-    public enum LoggedOut: TLSchemaDescribed, TLParsable {
+    public enum LoggedOut: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `auth.loggedOut#c3a2835f flags:# future_auth_token:flags.0?bytes = auth.LoggedOut;`
         ///
         /// <https://core.telegram.org/constructor/auth.loggedOut>
@@ -1290,6 +1300,7 @@ extension Api.auth {
             public let flags: Int32
             public let futureAuthToken: [UInt8]?
 
+            @_optimize(none)
             public init(futureAuthToken: [UInt8]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: futureAuthToken != nil)
@@ -1357,7 +1368,7 @@ extension Api {
     /// - `groupCallStreamChannel#80eb48af channel:int scale:int last_timestamp_ms:long = GroupCallStreamChannel;`
     ///
     /// <https://core.telegram.org/type/GroupCallStreamChannel>
-    public enum GroupCallStreamChannel: TLSchemaDescribed, TLParsable {
+    public enum GroupCallStreamChannel: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `groupCallStreamChannel#80eb48af channel:int scale:int last_timestamp_ms:long = GroupCallStreamChannel;`
         ///
         /// <https://core.telegram.org/constructor/groupCallStreamChannel>
@@ -1430,7 +1441,7 @@ extension Api.account {
     /// - `account.savedRingtoneConverted#1f307eb7 document:Document = account.SavedRingtone;`
     ///
     /// <https://core.telegram.org/type/account.SavedRingtone>
-    public enum SavedRingtone: TLSchemaDescribed, TLParsable {
+    public enum SavedRingtone: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.savedRingtone#b7263f6d = account.SavedRingtone;`
         ///
         /// <https://core.telegram.org/constructor/account.savedRingtone>
@@ -1501,7 +1512,7 @@ extension Api.messages {
     /// - `messages.reactions#eafdf716 hash:long reactions:Vector<Reaction> = messages.Reactions;`
     ///
     /// <https://core.telegram.org/type/messages.Reactions>
-    public enum Reactions: TLSchemaDescribed, TLParsable {
+    public enum Reactions: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.reactionsNotModified#b06fdbdf = messages.Reactions;`
         ///
         /// <https://core.telegram.org/constructor/messages.reactionsNotModified>
@@ -1579,7 +1590,7 @@ extension Api {
     /// - `stickerKeyword#fcfeb29c document_id:long keyword:Vector<string> = StickerKeyword;`
     ///
     /// <https://core.telegram.org/type/StickerKeyword>
-    public enum StickerKeyword: TLSchemaDescribed, TLParsable {
+    public enum StickerKeyword: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stickerKeyword#fcfeb29c document_id:long keyword:Vector<string> = StickerKeyword;`
         ///
         /// <https://core.telegram.org/constructor/stickerKeyword>
@@ -1646,7 +1657,7 @@ extension Api {
     /// - `inputBusinessChatLink#11679fa7 flags:# message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string = InputBusinessChatLink;`
     ///
     /// <https://core.telegram.org/type/InputBusinessChatLink>
-    public enum InputBusinessChatLink: TLSchemaDescribed, TLParsable {
+    public enum InputBusinessChatLink: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputBusinessChatLink#11679fa7 flags:# message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string = InputBusinessChatLink;`
         ///
         /// <https://core.telegram.org/constructor/inputBusinessChatLink>
@@ -1662,6 +1673,7 @@ extension Api {
             public let entities: [Api.MessageEntity]?
             public let title: String?
 
+            @_optimize(none)
             public init(message: String, entities: [Api.MessageEntity]? = nil, title: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: entities != nil)
@@ -1746,7 +1758,7 @@ extension Api.payments {
     /// - `payments.starGifts#2ed82995 hash:int gifts:Vector<StarGift> chats:Vector<Chat> users:Vector<User> = payments.StarGifts;`
     ///
     /// <https://core.telegram.org/type/payments.StarGifts>
-    public enum StarGifts: TLSchemaDescribed, TLParsable {
+    public enum StarGifts: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.starGiftsNotModified#a388a368 = payments.StarGifts;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftsNotModified>
@@ -1835,7 +1847,7 @@ extension Api.messages {
     /// - `messages.foundStickers#82c9e290 flags:# next_offset:flags.0?int hash:long stickers:Vector<Document> = messages.FoundStickers;`
     ///
     /// <https://core.telegram.org/type/messages.FoundStickers>
-    public enum FoundStickers: TLSchemaDescribed, TLParsable {
+    public enum FoundStickers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.foundStickersNotModified#6010c534 flags:# next_offset:flags.0?int = messages.FoundStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.foundStickersNotModified>
@@ -1853,6 +1865,7 @@ extension Api.messages {
             public let flags: Int32
             public let nextOffset: Int32?
 
+            @_optimize(none)
             public init(nextOffset: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
@@ -1876,6 +1889,7 @@ extension Api.messages {
             public let hash: Int64
             public let stickers: [Api.Document]
 
+            @_optimize(none)
             public init(nextOffset: Int32? = nil, hash: Int64, stickers: [Api.Document]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
@@ -1979,7 +1993,7 @@ extension Api {
     /// - `starsRating#1b0e4f07 flags:# level:int current_level_stars:long stars:long next_level_stars:flags.0?long = StarsRating;`
     ///
     /// <https://core.telegram.org/type/StarsRating>
-    public enum StarsRating: TLSchemaDescribed, TLParsable {
+    public enum StarsRating: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starsRating#1b0e4f07 flags:# level:int current_level_stars:long stars:long next_level_stars:flags.0?long = StarsRating;`
         ///
         /// <https://core.telegram.org/constructor/starsRating>
@@ -1996,6 +2010,7 @@ extension Api {
             public let stars: Int64
             public let nextLevelStars: Int64?
 
+            @_optimize(none)
             public init(level: Int32, currentLevelStars: Int64, stars: Int64, nextLevelStars: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextLevelStars != nil)
@@ -2078,7 +2093,7 @@ extension Api {
     /// - `passkey#98613ebf flags:# id:string name:string date:int software_emoji_id:flags.0?long last_usage_date:flags.1?int = Passkey;`
     ///
     /// <https://core.telegram.org/type/Passkey>
-    public enum Passkey: TLSchemaDescribed, TLParsable {
+    public enum Passkey: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `passkey#98613ebf flags:# id:string name:string date:int software_emoji_id:flags.0?long last_usage_date:flags.1?int = Passkey;`
         ///
         /// <https://core.telegram.org/constructor/passkey>
@@ -2096,6 +2111,7 @@ extension Api {
             public let softwareEmojiId: Int64?
             public let lastUsageDate: Int32?
 
+            @_optimize(none)
             public init(id: String, name: String, date: Int32, softwareEmojiId: Int64? = nil, lastUsageDate: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: softwareEmojiId != nil)
@@ -2190,6 +2206,7 @@ extension Api.functions.account {
     /// `account.getAuthorizations#e320c158 = account.Authorizations;`
     ///
     /// <https://core.telegram.org/method/account.getAuthorizations>
+    @_optimize(none)
     public static func getAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Authorizations>) {
         let buffer = Buffer()
         getAuthorizations(into: buffer)
@@ -2197,7 +2214,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getAuthorizations` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAuthorizations(into buffer: Buffer) {
         buffer.appendUInt32(0xe320c158)
     }
@@ -2207,6 +2224,7 @@ extension Api.functions.account {
     /// `account.updateBusinessLocation#9e6b131a flags:# geo_point:flags.1?InputGeoPoint address:flags.0?string = Bool;`
     ///
     /// <https://core.telegram.org/method/account.updateBusinessLocation>
+    @_optimize(none)
     public static func updateBusinessLocation(geoPoint: Api.InputGeoPoint? = nil, address: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateBusinessLocation(into: buffer, geoPoint: geoPoint, address: address)
@@ -2214,7 +2232,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessLocation` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateBusinessLocation(into buffer: Buffer, geoPoint: Api.InputGeoPoint? = nil, address: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: geoPoint != nil)
@@ -2234,6 +2252,7 @@ extension Api.functions.messages {
     /// `messages.sendScreenshotNotification#a1405817 peer:InputPeer reply_to:InputReplyTo random_id:long = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.sendScreenshotNotification>
+    @_optimize(none)
     public static func sendScreenshotNotification(peer: Api.InputPeer, replyTo: Api.InputReplyTo, randomId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendScreenshotNotification(into: buffer, peer: peer, replyTo: replyTo, randomId: randomId)
@@ -2241,7 +2260,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendScreenshotNotification` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendScreenshotNotification(into buffer: Buffer, peer: Api.InputPeer, replyTo: Api.InputReplyTo, randomId: Int64) {
         buffer.appendUInt32(0xa1405817)
         peer.serialize(buffer, true)
@@ -2254,6 +2273,7 @@ extension Api.functions.messages {
     /// `messages.getUnreadReactions#bd7f90ac flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.getUnreadReactions>
+    @_optimize(none)
     public static func getUnreadReactions(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getUnreadReactions(into: buffer, peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId)
@@ -2261,7 +2281,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getUnreadReactions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getUnreadReactions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -2289,6 +2309,7 @@ extension Api.functions.messages {
     /// `messages.getEmojiProfilePhotoGroups#21a548f3 hash:int = messages.EmojiGroups;`
     ///
     /// <https://core.telegram.org/method/messages.getEmojiProfilePhotoGroups>
+    @_optimize(none)
     public static func getEmojiProfilePhotoGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
         let buffer = Buffer()
         getEmojiProfilePhotoGroups(into: buffer, hash: hash)
@@ -2296,7 +2317,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiProfilePhotoGroups` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getEmojiProfilePhotoGroups(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x21a548f3)
@@ -2309,6 +2330,7 @@ extension Api.functions.messages {
     /// `messages.declineUrlAuth#35436bbc url:string = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.declineUrlAuth>
+    @_optimize(none)
     public static func declineUrlAuth(url: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         declineUrlAuth(into: buffer, url: url)
@@ -2316,7 +2338,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.declineUrlAuth` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func declineUrlAuth(into buffer: Buffer, url: String) {
         buffer.appendUInt32(0x35436bbc)
         buffer.appendTLString(url)
@@ -2327,6 +2349,7 @@ extension Api.functions.help {
     /// `help.getTimezonesList#49b30240 hash:int = help.TimezonesList;`
     ///
     /// <https://core.telegram.org/method/help.getTimezonesList>
+    @_optimize(none)
     public static func getTimezonesList(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.TimezonesList>) {
         let buffer = Buffer()
         getTimezonesList(into: buffer, hash: hash)
@@ -2334,7 +2357,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getTimezonesList` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getTimezonesList(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x49b30240)
@@ -2347,6 +2370,7 @@ extension Api.functions.bots {
     /// `bots.deletePreviewMedia#2d0135b3 bot:InputUser lang_code:string media:Vector<InputMedia> = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.deletePreviewMedia>
+    @_optimize(none)
     public static func deletePreviewMedia(bot: Api.InputUser, langCode: String, media: [Api.InputMedia]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deletePreviewMedia(into: buffer, bot: bot, langCode: langCode, media: media)
@@ -2354,7 +2378,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.deletePreviewMedia` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deletePreviewMedia(into buffer: Buffer, bot: Api.InputUser, langCode: String, media: [Api.InputMedia]) {
         buffer.appendUInt32(0x2d0135b3)
         bot.serialize(buffer, true)
@@ -2367,6 +2391,7 @@ extension Api.functions.bots {
     /// `bots.getBotRecommendations#a1b70815 bot:InputUser = users.Users;`
     ///
     /// <https://core.telegram.org/method/bots.getBotRecommendations>
+    @_optimize(none)
     public static func getBotRecommendations(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.Users>) {
         let buffer = Buffer()
         getBotRecommendations(into: buffer, bot: bot)
@@ -2374,7 +2399,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getBotRecommendations` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getBotRecommendations(into buffer: Buffer, bot: Api.InputUser) {
         buffer.appendUInt32(0xa1b70815)
         bot.serialize(buffer, true)
@@ -2385,6 +2410,7 @@ extension Api.functions.bots {
     /// `bots.getAccessSettings#213853a3 bot:InputUser = bots.AccessSettings;`
     ///
     /// <https://core.telegram.org/method/bots.getAccessSettings>
+    @_optimize(none)
     public static func getAccessSettings(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.AccessSettings>) {
         let buffer = Buffer()
         getAccessSettings(into: buffer, bot: bot)
@@ -2392,7 +2418,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getAccessSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAccessSettings(into buffer: Buffer, bot: Api.InputUser) {
         buffer.appendUInt32(0x213853a3)
         bot.serialize(buffer, true)
@@ -2403,6 +2429,7 @@ extension Api.functions.bots {
     /// `bots.editAccessSettings#31813cd8 flags:# restricted:flags.0?true bot:InputUser add_users:flags.1?Vector<InputUser> = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.editAccessSettings>
+    @_optimize(none)
     public static func editAccessSettings(restricted: Bool = false, bot: Api.InputUser, addUsers: [Api.InputUser]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editAccessSettings(into: buffer, restricted: restricted, bot: bot, addUsers: addUsers)
@@ -2410,7 +2437,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.editAccessSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editAccessSettings(into buffer: Buffer, restricted: Bool = false, bot: Api.InputUser, addUsers: [Api.InputUser]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: restricted)
@@ -2430,6 +2457,7 @@ extension Api.functions.payments {
     /// `payments.upgradeStarGift#aed6e4f5 flags:# keep_original_details:flags.0?true stargift:InputSavedStarGift = Updates;`
     ///
     /// <https://core.telegram.org/method/payments.upgradeStarGift>
+    @_optimize(none)
     public static func upgradeStarGift(keepOriginalDetails: Bool = false, stargift: Api.InputSavedStarGift) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         upgradeStarGift(into: buffer, keepOriginalDetails: keepOriginalDetails, stargift: stargift)
@@ -2437,7 +2465,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.upgradeStarGift` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func upgradeStarGift(into buffer: Buffer, keepOriginalDetails: Bool = false, stargift: Api.InputSavedStarGift) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: keepOriginalDetails)
@@ -2453,6 +2481,7 @@ extension Api.functions.stories {
     /// `stories.getAllReadPeerStories#9b5ae7f9 = Updates;`
     ///
     /// <https://core.telegram.org/method/stories.getAllReadPeerStories>
+    @_optimize(none)
     public static func getAllReadPeerStories() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getAllReadPeerStories(into: buffer)
@@ -2460,7 +2489,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getAllReadPeerStories` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAllReadPeerStories(into buffer: Buffer) {
         buffer.appendUInt32(0x9b5ae7f9)
     }
@@ -2470,6 +2499,7 @@ extension Api.functions.aicompose {
     /// `aicompose.deleteTone#dd39316a tone:InputAiComposeTone = Bool;`
     ///
     /// <https://core.telegram.org/method/aicompose.deleteTone>
+    @_optimize(none)
     public static func deleteTone(tone: Api.InputAiComposeTone) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteTone(into: buffer, tone: tone)
@@ -2477,7 +2507,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.deleteTone` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteTone(into buffer: Buffer, tone: Api.InputAiComposeTone) {
         buffer.appendUInt32(0xdd39316a)
         tone.serialize(buffer, true)

@@ -12,7 +12,7 @@ extension Api {
     /// - `inputUserFromMessage#1da448e2 peer:InputPeer msg_id:int user_id:long = InputUser;`
     ///
     /// <https://core.telegram.org/type/InputUser>
-    public enum InputUser: TLSchemaDescribed, TLParsable {
+    public enum InputUser: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputUserEmpty#b98886cf = InputUser;`
         ///
         /// <https://core.telegram.org/constructor/inputUserEmpty>
@@ -144,7 +144,7 @@ extension Api.upload {
     /// - `upload.fileCdnRedirect#f18cda44 dc_id:int file_token:bytes encryption_key:bytes encryption_iv:bytes file_hashes:Vector<FileHash> = upload.File;`
     ///
     /// <https://core.telegram.org/type/upload.File>
-    public enum File: TLSchemaDescribed, TLParsable {
+    public enum File: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `upload.file#096a18d5 type:storage.FileType mtime:int bytes:bytes = upload.File;`
         ///
         /// <https://core.telegram.org/constructor/upload.file>
@@ -267,7 +267,7 @@ extension Api.messages {
     /// - `messages.stickerSetNotModified#d3f924eb = messages.StickerSet;`
     ///
     /// <https://core.telegram.org/type/messages.StickerSet>
-    public enum StickerSet: TLSchemaDescribed, TLParsable {
+    public enum StickerSet: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.stickerSet#6e153f16 set:StickerSet packs:Vector<StickerPack> keywords:Vector<StickerKeyword> documents:Vector<Document> = messages.StickerSet;`
         ///
         /// <https://core.telegram.org/constructor/messages.stickerSet>
@@ -353,7 +353,7 @@ extension Api.messages {
     /// - `messages.botResults#e021f2f6 flags:# gallery:flags.0?true query_id:long next_offset:flags.1?string switch_pm:flags.2?InlineBotSwitchPM switch_webview:flags.3?InlineBotWebView results:Vector<BotInlineResult> cache_time:int users:Vector<User> = messages.BotResults;`
     ///
     /// <https://core.telegram.org/type/messages.BotResults>
-    public enum BotResults: TLSchemaDescribed, TLParsable {
+    public enum BotResults: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.botResults#e021f2f6 flags:# gallery:flags.0?true query_id:long next_offset:flags.1?string switch_pm:flags.2?InlineBotSwitchPM switch_webview:flags.3?InlineBotWebView results:Vector<BotInlineResult> cache_time:int users:Vector<User> = messages.BotResults;`
         ///
         /// <https://core.telegram.org/constructor/messages.botResults>
@@ -374,6 +374,7 @@ extension Api.messages {
             public let users: [Api.User]
             public var gallery: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(gallery: Bool = false, queryId: Int64, nextOffset: String? = nil, switchPm: Api.InlineBotSwitchPM? = nil, switchWebview: Api.InlineBotWebView? = nil, results: [Api.BotInlineResult], cacheTime: Int32, users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: gallery)
@@ -480,7 +481,7 @@ extension Api {
     /// - `channelAdminLogEventsFilter#ea107ae4 flags:# join:flags.0?true leave:flags.1?true invite:flags.2?true ban:flags.3?true unban:flags.4?true kick:flags.5?true unkick:flags.6?true promote:flags.7?true demote:flags.8?true info:flags.9?true settings:flags.10?true pinned:flags.11?true edit:flags.12?true delete:flags.13?true group_call:flags.14?true invites:flags.15?true send:flags.16?true forums:flags.17?true sub_extend:flags.18?true edit_rank:flags.19?true = ChannelAdminLogEventsFilter;`
     ///
     /// <https://core.telegram.org/type/ChannelAdminLogEventsFilter>
-    public enum ChannelAdminLogEventsFilter: TLSchemaDescribed, TLParsable {
+    public enum ChannelAdminLogEventsFilter: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `channelAdminLogEventsFilter#ea107ae4 flags:# join:flags.0?true leave:flags.1?true invite:flags.2?true ban:flags.3?true unban:flags.4?true kick:flags.5?true unkick:flags.6?true promote:flags.7?true demote:flags.8?true info:flags.9?true settings:flags.10?true pinned:flags.11?true edit:flags.12?true delete:flags.13?true group_call:flags.14?true invites:flags.15?true send:flags.16?true forums:flags.17?true sub_extend:flags.18?true edit_rank:flags.19?true = ChannelAdminLogEventsFilter;`
         ///
         /// <https://core.telegram.org/constructor/channelAdminLogEventsFilter>
@@ -513,6 +514,7 @@ extension Api {
             public var subExtend: Bool { tlFlagIsSet(flags, 0x40000) }
             public var editRank: Bool { tlFlagIsSet(flags, 0x80000) }
 
+            @_optimize(none)
             public init(join: Bool = false, leave: Bool = false, invite: Bool = false, ban: Bool = false, unban: Bool = false, kick: Bool = false, unkick: Bool = false, promote: Bool = false, demote: Bool = false, info: Bool = false, settings: Bool = false, pinned: Bool = false, edit: Bool = false, delete: Bool = false, groupCall: Bool = false, invites: Bool = false, send: Bool = false, forums: Bool = false, subExtend: Bool = false, editRank: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: join)
@@ -588,7 +590,7 @@ extension Api {
     /// - `secureData#8aeabec3 data:bytes data_hash:bytes secret:bytes = SecureData;`
     ///
     /// <https://core.telegram.org/type/SecureData>
-    public enum SecureData: TLSchemaDescribed, TLParsable {
+    public enum SecureData: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `secureData#8aeabec3 data:bytes data_hash:bytes secret:bytes = SecureData;`
         ///
         /// <https://core.telegram.org/constructor/secureData>
@@ -659,7 +661,7 @@ extension Api.messages {
     /// - `messages.quickRepliesNotModified#5f91eb5b = messages.QuickReplies;`
     ///
     /// <https://core.telegram.org/type/messages.QuickReplies>
-    public enum QuickReplies: TLSchemaDescribed, TLParsable {
+    public enum QuickReplies: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.quickReplies#c68d6695 quick_replies:Vector<QuickReply> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.QuickReplies;`
         ///
         /// <https://core.telegram.org/constructor/messages.quickReplies>
@@ -745,7 +747,7 @@ extension Api.messages {
     /// - `messages.preparedInlineMessage#ff57708d query_id:long result:BotInlineResult peer_types:Vector<InlineQueryPeerType> cache_time:int users:Vector<User> = messages.PreparedInlineMessage;`
     ///
     /// <https://core.telegram.org/type/messages.PreparedInlineMessage>
-    public enum PreparedInlineMessage: TLSchemaDescribed, TLParsable {
+    public enum PreparedInlineMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.preparedInlineMessage#ff57708d query_id:long result:BotInlineResult peer_types:Vector<InlineQueryPeerType> cache_time:int users:Vector<User> = messages.PreparedInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/messages.preparedInlineMessage>
@@ -827,7 +829,7 @@ extension Api.stories {
     /// - `stories.canSendStoryCount#c387c04e count_remains:int = stories.CanSendStoryCount;`
     ///
     /// <https://core.telegram.org/type/stories.CanSendStoryCount>
-    public enum CanSendStoryCount: TLSchemaDescribed, TLParsable {
+    public enum CanSendStoryCount: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stories.canSendStoryCount#c387c04e count_remains:int = stories.CanSendStoryCount;`
         ///
         /// <https://core.telegram.org/constructor/stories.canSendStoryCount>
@@ -888,7 +890,7 @@ extension Api {
     /// - `pendingSuggestion#e7e82e12 suggestion:string title:TextWithEntities description:TextWithEntities url:string = PendingSuggestion;`
     ///
     /// <https://core.telegram.org/type/PendingSuggestion>
-    public enum PendingSuggestion: TLSchemaDescribed, TLParsable {
+    public enum PendingSuggestion: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `pendingSuggestion#e7e82e12 suggestion:string title:TextWithEntities description:TextWithEntities url:string = PendingSuggestion;`
         ///
         /// <https://core.telegram.org/constructor/pendingSuggestion>
@@ -974,7 +976,7 @@ extension Api {
     /// - `inlineButtonTypeDisabled#a438619d = InlineButtonType;`
     ///
     /// <https://core.telegram.org/type/InlineButtonType>
-    public enum InlineButtonType: TLSchemaDescribed, TLParsable {
+    public enum InlineButtonType: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inlineButtonTypeUrl#eca4f8d4 url:string = InlineButtonType;`
         ///
         /// <https://core.telegram.org/constructor/inlineButtonTypeUrl>
@@ -1045,6 +1047,7 @@ extension Api {
             public let url: String
             public let buttonId: Int32
 
+            @_optimize(none)
             public init(fwdText: String? = nil, url: String, buttonId: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: fwdText != nil)
@@ -1073,6 +1076,7 @@ extension Api {
             public let bot: Api.InputUser?
             public var requestWriteAccess: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(requestWriteAccess: Bool = false, fwdText: String? = nil, url: String, bot: Api.InputUser? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: requestWriteAccess)
@@ -1112,6 +1116,7 @@ extension Api {
             public let data: [UInt8]
             public var requiresPassword: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(requiresPassword: Bool = false, data: [UInt8]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: requiresPassword)
@@ -1135,6 +1140,7 @@ extension Api {
             public let peerTypes: [Api.InlineQueryPeerType]?
             public var samePeer: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(samePeer: Bool = false, query: String, peerTypes: [Api.InlineQueryPeerType]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: samePeer)
@@ -1421,6 +1427,7 @@ extension Api.functions.account {
     /// `account.saveWallPaper#6c5a5b37 wallpaper:InputWallPaper unsave:Bool settings:WallPaperSettings = Bool;`
     ///
     /// <https://core.telegram.org/method/account.saveWallPaper>
+    @_optimize(none)
     public static func saveWallPaper(wallpaper: Api.InputWallPaper, unsave: Bool, settings: Api.WallPaperSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveWallPaper(into: buffer, wallpaper: wallpaper, unsave: unsave, settings: settings)
@@ -1428,7 +1435,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveWallPaper` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveWallPaper(into buffer: Buffer, wallpaper: Api.InputWallPaper, unsave: Bool, settings: Api.WallPaperSettings) {
         buffer.appendUInt32(0x6c5a5b37)
         wallpaper.serialize(buffer, true)
@@ -1441,6 +1448,7 @@ extension Api.functions.account {
     /// `account.getDefaultGroupPhotoEmojis#915860ae hash:long = EmojiList;`
     ///
     /// <https://core.telegram.org/method/account.getDefaultGroupPhotoEmojis>
+    @_optimize(none)
     public static func getDefaultGroupPhotoEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
         let buffer = Buffer()
         getDefaultGroupPhotoEmojis(into: buffer, hash: hash)
@@ -1448,7 +1456,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getDefaultGroupPhotoEmojis` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDefaultGroupPhotoEmojis(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x915860ae)
@@ -1461,6 +1469,7 @@ extension Api.functions.account {
     /// `account.deleteAutoSaveExceptions#53bc0020 = Bool;`
     ///
     /// <https://core.telegram.org/method/account.deleteAutoSaveExceptions>
+    @_optimize(none)
     public static func deleteAutoSaveExceptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteAutoSaveExceptions(into: buffer)
@@ -1468,7 +1477,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.deleteAutoSaveExceptions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteAutoSaveExceptions(into buffer: Buffer) {
         buffer.appendUInt32(0x53bc0020)
     }
@@ -1478,6 +1487,7 @@ extension Api.functions.messages {
     /// `messages.sendMedia#0330e77f flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo media:InputMedia message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.sendMedia>
+    @_optimize(none)
     public static func sendMedia(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, media: Api.InputMedia, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendMedia(into: buffer, silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, media: media, message: message, randomId: randomId, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars, suggestedPost: suggestedPost)
@@ -1485,7 +1495,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendMedia` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendMedia(into buffer: Buffer, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, media: Api.InputMedia, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x20, when: silent)
@@ -1544,6 +1554,7 @@ extension Api.functions.messages {
     /// `messages.editChatPhoto#35ddd674 chat_id:long photo:InputChatPhoto = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.editChatPhoto>
+    @_optimize(none)
     public static func editChatPhoto(chatId: Int64, photo: Api.InputChatPhoto) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editChatPhoto(into: buffer, chatId: chatId, photo: photo)
@@ -1551,7 +1562,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editChatPhoto` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editChatPhoto(into buffer: Buffer, chatId: Int64, photo: Api.InputChatPhoto) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x35ddd674)
@@ -1565,6 +1576,7 @@ extension Api.functions.messages {
     /// `messages.receivedQueue#55a5bb66 max_qts:int = Vector<long>;`
     ///
     /// <https://core.telegram.org/method/messages.receivedQueue>
+    @_optimize(none)
     public static func receivedQueue(maxQts: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int64]>) {
         let buffer = Buffer()
         receivedQueue(into: buffer, maxQts: maxQts)
@@ -1572,7 +1584,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.receivedQueue` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func receivedQueue(into buffer: Buffer, maxQts: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x55a5bb66)
@@ -1585,6 +1597,7 @@ extension Api.functions.messages {
     /// `messages.readFeaturedStickers#5b118126 id:Vector<long> = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.readFeaturedStickers>
+    @_optimize(none)
     public static func readFeaturedStickers(id: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readFeaturedStickers(into: buffer, id: id)
@@ -1592,7 +1605,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readFeaturedStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func readFeaturedStickers(into buffer: Buffer, id: [Int64]) {
         buffer.appendUInt32(0x5b118126)
         buffer.appendVector(id, boxed: true)
@@ -1603,6 +1616,7 @@ extension Api.functions.messages {
     /// `messages.getArchivedStickers#57f17692 flags:# masks:flags.0?true emojis:flags.1?true offset_id:long limit:int = messages.ArchivedStickers;`
     ///
     /// <https://core.telegram.org/method/messages.getArchivedStickers>
+    @_optimize(none)
     public static func getArchivedStickers(masks: Bool = false, emojis: Bool = false, offsetId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ArchivedStickers>) {
         let buffer = Buffer()
         getArchivedStickers(into: buffer, masks: masks, emojis: emojis, offsetId: offsetId, limit: limit)
@@ -1610,7 +1624,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getArchivedStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getArchivedStickers(into buffer: Buffer, masks: Bool = false, emojis: Bool = false, offsetId: Int64, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: masks)
@@ -1628,6 +1642,7 @@ extension Api.functions.messages {
     /// `messages.getAdminsWithInvites#3920e6ef peer:InputPeer = messages.ChatAdminsWithInvites;`
     ///
     /// <https://core.telegram.org/method/messages.getAdminsWithInvites>
+    @_optimize(none)
     public static func getAdminsWithInvites(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatAdminsWithInvites>) {
         let buffer = Buffer()
         getAdminsWithInvites(into: buffer, peer: peer)
@@ -1635,7 +1650,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAdminsWithInvites` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAdminsWithInvites(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x3920e6ef)
         peer.serialize(buffer, true)
@@ -1646,6 +1661,7 @@ extension Api.functions.messages {
     /// `messages.setDefaultReaction#4f47a016 reaction:Reaction = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.setDefaultReaction>
+    @_optimize(none)
     public static func setDefaultReaction(reaction: Api.Reaction) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setDefaultReaction(into: buffer, reaction: reaction)
@@ -1653,7 +1669,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setDefaultReaction` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setDefaultReaction(into buffer: Buffer, reaction: Api.Reaction) {
         buffer.appendUInt32(0x4f47a016)
         reaction.serialize(buffer, true)
@@ -1664,6 +1680,7 @@ extension Api.functions.messages {
     /// `messages.requestSimpleWebView#413a3e73 flags:# from_switch_webview:flags.1?true from_side_menu:flags.2?true compact:flags.7?true fullscreen:flags.8?true bot:InputUser url:flags.3?string start_param:flags.4?string theme_params:flags.0?DataJSON platform:string = WebViewResult;`
     ///
     /// <https://core.telegram.org/method/messages.requestSimpleWebView>
+    @_optimize(none)
     public static func requestSimpleWebView(fromSwitchWebview: Bool = false, fromSideMenu: Bool = false, compact: Bool = false, fullscreen: Bool = false, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
         let buffer = Buffer()
         requestSimpleWebView(into: buffer, fromSwitchWebview: fromSwitchWebview, fromSideMenu: fromSideMenu, compact: compact, fullscreen: fullscreen, bot: bot, url: url, startParam: startParam, themeParams: themeParams, platform: platform)
@@ -1671,7 +1688,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestSimpleWebView` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func requestSimpleWebView(into buffer: Buffer, fromSwitchWebview: Bool = false, fromSideMenu: Bool = false, compact: Bool = false, fullscreen: Bool = false, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: fromSwitchWebview)
@@ -1701,6 +1718,7 @@ extension Api.functions.messages {
     /// `messages.deleteQuickReplyMessages#e105e910 shortcut_id:int id:Vector<int> = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.deleteQuickReplyMessages>
+    @_optimize(none)
     public static func deleteQuickReplyMessages(shortcutId: Int32, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteQuickReplyMessages(into: buffer, shortcutId: shortcutId, id: id)
@@ -1708,7 +1726,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteQuickReplyMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteQuickReplyMessages(into buffer: Buffer, shortcutId: Int32, id: [Int32]) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xe105e910)
@@ -1722,6 +1740,7 @@ extension Api.functions.messages {
     /// `messages.clickSponsoredMessage#8235057e flags:# media:flags.0?true fullscreen:flags.1?true random_id:bytes = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.clickSponsoredMessage>
+    @_optimize(none)
     public static func clickSponsoredMessage(media: Bool = false, fullscreen: Bool = false, randomId: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         clickSponsoredMessage(into: buffer, media: media, fullscreen: fullscreen, randomId: randomId)
@@ -1729,7 +1748,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.clickSponsoredMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func clickSponsoredMessage(into buffer: Buffer, media: Bool = false, fullscreen: Bool = false, randomId: [UInt8]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: media)
@@ -1746,6 +1765,7 @@ extension Api.functions.messages {
     /// `messages.reportMusicListen#ddbcd819 id:InputDocument listened_duration:int = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.reportMusicListen>
+    @_optimize(none)
     public static func reportMusicListen(id: Api.InputDocument, listenedDuration: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportMusicListen(into: buffer, id: id, listenedDuration: listenedDuration)
@@ -1753,7 +1773,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportMusicListen` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reportMusicListen(into buffer: Buffer, id: Api.InputDocument, listenedDuration: Int32) {
         buffer.appendUInt32(0xddbcd819)
         id.serialize(buffer, true)
@@ -1765,6 +1785,7 @@ extension Api.functions.upload {
     /// `upload.getCdnFileHashes#91dc3f31 file_token:bytes offset:long = Vector<FileHash>;`
     ///
     /// <https://core.telegram.org/method/upload.getCdnFileHashes>
+    @_optimize(none)
     public static func getCdnFileHashes(fileToken: [UInt8], offset: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FileHash]>) {
         let buffer = Buffer()
         getCdnFileHashes(into: buffer, fileToken: fileToken, offset: offset)
@@ -1772,7 +1793,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.getCdnFileHashes` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getCdnFileHashes(into buffer: Buffer, fileToken: [UInt8], offset: Int64) {
         buffer.appendUInt32(0x91dc3f31)
         buffer.appendTLBytes(fileToken)
@@ -1784,6 +1805,7 @@ extension Api.functions.channels {
     /// `channels.editTitle#566decd0 channel:InputChannel title:string = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.editTitle>
+    @_optimize(none)
     public static func editTitle(channel: Api.InputChannel, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editTitle(into: buffer, channel: channel, title: title)
@@ -1791,7 +1813,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.editTitle` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editTitle(into buffer: Buffer, channel: Api.InputChannel, title: String) {
         buffer.appendUInt32(0x566decd0)
         channel.serialize(buffer, true)
@@ -1803,6 +1825,7 @@ extension Api.functions.payments {
     /// `payments.getSavedInfo#227d824b = payments.SavedInfo;`
     ///
     /// <https://core.telegram.org/method/payments.getSavedInfo>
+    @_optimize(none)
     public static func getSavedInfo() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedInfo>) {
         let buffer = Buffer()
         getSavedInfo(into: buffer)
@@ -1810,7 +1833,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getSavedInfo` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSavedInfo(into buffer: Buffer) {
         buffer.appendUInt32(0x227d824b)
     }
@@ -1820,6 +1843,7 @@ extension Api.functions.payments {
     /// `payments.getStarsStatus#4ea9b3bf flags:# ton:flags.0?true peer:InputPeer = payments.StarsStatus;`
     ///
     /// <https://core.telegram.org/method/payments.getStarsStatus>
+    @_optimize(none)
     public static func getStarsStatus(ton: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
         let buffer = Buffer()
         getStarsStatus(into: buffer, ton: ton, peer: peer)
@@ -1827,7 +1851,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsStatus` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarsStatus(into buffer: Buffer, ton: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: ton)
@@ -1843,6 +1867,7 @@ extension Api.functions.payments {
     /// `payments.getStarGiftCollections#981b91dd peer:InputPeer hash:long = payments.StarGiftCollections;`
     ///
     /// <https://core.telegram.org/method/payments.getStarGiftCollections>
+    @_optimize(none)
     public static func getStarGiftCollections(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftCollections>) {
         let buffer = Buffer()
         getStarGiftCollections(into: buffer, peer: peer, hash: hash)
@@ -1850,7 +1875,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftCollections` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarGiftCollections(into buffer: Buffer, peer: Api.InputPeer, hash: Int64) {
         buffer.appendUInt32(0x981b91dd)
         peer.serialize(buffer, true)
@@ -1862,6 +1887,7 @@ extension Api.functions.payments {
     /// `payments.getStarGiftUpgradeAttributes#6d038b58 gift_id:long = payments.StarGiftUpgradeAttributes;`
     ///
     /// <https://core.telegram.org/method/payments.getStarGiftUpgradeAttributes>
+    @_optimize(none)
     public static func getStarGiftUpgradeAttributes(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftUpgradeAttributes>) {
         let buffer = Buffer()
         getStarGiftUpgradeAttributes(into: buffer, giftId: giftId)
@@ -1869,7 +1895,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftUpgradeAttributes` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarGiftUpgradeAttributes(into buffer: Buffer, giftId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x6d038b58)
@@ -1882,6 +1908,7 @@ extension Api.functions.phone {
     /// `phone.toggleGroupCallSettings#974392f2 flags:# reset_invite_hash:flags.1?true call:InputGroupCall join_muted:flags.0?Bool messages_enabled:flags.2?Bool send_paid_messages_stars:flags.3?long = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.toggleGroupCallSettings>
+    @_optimize(none)
     public static func toggleGroupCallSettings(resetInviteHash: Bool = false, call: Api.InputGroupCall, joinMuted: Bool? = nil, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleGroupCallSettings(into: buffer, resetInviteHash: resetInviteHash, call: call, joinMuted: joinMuted, messagesEnabled: messagesEnabled, sendPaidMessagesStars: sendPaidMessagesStars)
@@ -1889,7 +1916,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.toggleGroupCallSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleGroupCallSettings(into buffer: Buffer, resetInviteHash: Bool = false, call: Api.InputGroupCall, joinMuted: Bool? = nil, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: resetInviteHash)
@@ -1919,6 +1946,7 @@ extension Api.functions.chatlists {
     /// `chatlists.joinChatlistInvite#a6b1e39a slug:string peers:Vector<InputPeer> = Updates;`
     ///
     /// <https://core.telegram.org/method/chatlists.joinChatlistInvite>
+    @_optimize(none)
     public static func joinChatlistInvite(slug: String, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         joinChatlistInvite(into: buffer, slug: slug, peers: peers)
@@ -1926,7 +1954,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.joinChatlistInvite` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func joinChatlistInvite(into buffer: Buffer, slug: String, peers: [Api.InputPeer]) {
         buffer.appendUInt32(0xa6b1e39a)
         buffer.appendTLString(slug)

@@ -11,7 +11,7 @@ extension Api {
     /// - `dialogCommunity#f78a0973 flags:# pinned:flags.2?true community_id:long notify_settings:PeerNotifySettings = Dialog;`
     ///
     /// <https://core.telegram.org/type/Dialog>
-    public enum Dialog: TLSchemaDescribed, TLParsable {
+    public enum Dialog: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `dialog#fc89f7f3 flags:# pinned:flags.2?true unread_mark:flags.3?true view_forum_as_messages:flags.6?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int notify_settings:PeerNotifySettings pts:flags.0?int draft:flags.1?DraftMessage folder_id:flags.4?int ttl_period:flags.5?int = Dialog;`
         ///
         /// <https://core.telegram.org/constructor/dialog>
@@ -48,6 +48,7 @@ extension Api {
             public var unreadMark: Bool { tlFlagIsSet(flags, 0x8) }
             public var viewForumAsMessages: Bool { tlFlagIsSet(flags, 0x40) }
 
+            @_optimize(none)
             public init(pinned: Bool = false, unreadMark: Bool = false, viewForumAsMessages: Bool = false, peer: Api.Peer, topMessage: Int32, readInboxMaxId: Int32, readOutboxMaxId: Int32, unreadCount: Int32, unreadMentionsCount: Int32, unreadReactionsCount: Int32, unreadPollVotesCount: Int32, notifySettings: Api.PeerNotifySettings, pts: Int32? = nil, draft: Api.DraftMessage? = nil, folderId: Int32? = nil, ttlPeriod: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: pinned)
@@ -106,6 +107,7 @@ extension Api {
             public let unreadUnmutedMessagesCount: Int32
             public var pinned: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(pinned: Bool = false, folder: Api.Folder, peer: Api.Peer, topMessage: Int32, unreadMutedPeersCount: Int32, unreadUnmutedPeersCount: Int32, unreadMutedMessagesCount: Int32, unreadUnmutedMessagesCount: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: pinned)
@@ -141,6 +143,7 @@ extension Api {
             public let notifySettings: Api.PeerNotifySettings
             public var pinned: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(pinned: Bool = false, communityId: Int64, notifySettings: Api.PeerNotifySettings) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: pinned)
@@ -329,7 +332,7 @@ extension Api {
     /// - `wallPaperNoFile#e0804116 id:long flags:# default:flags.1?true dark:flags.4?true settings:flags.2?WallPaperSettings = WallPaper;`
     ///
     /// <https://core.telegram.org/type/WallPaper>
-    public enum WallPaper: TLSchemaDescribed, TLParsable {
+    public enum WallPaper: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `wallPaper#a437c3ed id:long flags:# creator:flags.0?true default:flags.1?true pattern:flags.3?true dark:flags.4?true access_hash:long slug:string document:Document settings:flags.2?WallPaperSettings = WallPaper;`
         ///
         /// <https://core.telegram.org/constructor/wallPaper>
@@ -355,6 +358,7 @@ extension Api {
             public var pattern: Bool { tlFlagIsSet(flags, 0x8) }
             public var dark: Bool { tlFlagIsSet(flags, 0x10) }
 
+            @_optimize(none)
             public init(id: Int64, creator: Bool = false, `default`: Bool = false, pattern: Bool = false, dark: Bool = false, accessHash: Int64, slug: String, document: Api.Document, settings: Api.WallPaperSettings? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: creator)
@@ -391,6 +395,7 @@ extension Api {
             public var `default`: Bool { tlFlagIsSet(flags, 0x2) }
             public var dark: Bool { tlFlagIsSet(flags, 0x10) }
 
+            @_optimize(none)
             public init(id: Int64, `default`: Bool = false, dark: Bool = false, settings: Api.WallPaperSettings? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: `default`)
@@ -499,7 +504,7 @@ extension Api.help {
     /// - `help.termsOfService#780a0310 flags:# popup:flags.0?true id:DataJSON text:string entities:Vector<MessageEntity> min_age_confirm:flags.1?int = help.TermsOfService;`
     ///
     /// <https://core.telegram.org/type/help.TermsOfService>
-    public enum TermsOfService: TLSchemaDescribed, TLParsable {
+    public enum TermsOfService: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.termsOfService#780a0310 flags:# popup:flags.0?true id:DataJSON text:string entities:Vector<MessageEntity> min_age_confirm:flags.1?int = help.TermsOfService;`
         ///
         /// <https://core.telegram.org/constructor/help.termsOfService>
@@ -517,6 +522,7 @@ extension Api.help {
             public let minAgeConfirm: Int32?
             public var popup: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(popup: Bool = false, id: Api.DataJSON, text: String, entities: [Api.MessageEntity], minAgeConfirm: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: popup)
@@ -601,7 +607,7 @@ extension Api {
     /// - `inputGameShortName#c331e80a bot_id:InputUser short_name:string = InputGame;`
     ///
     /// <https://core.telegram.org/type/InputGame>
-    public enum InputGame: TLSchemaDescribed, TLParsable {
+    public enum InputGame: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputGameID#032c3e77 id:long access_hash:long = InputGame;`
         ///
         /// <https://core.telegram.org/constructor/inputGameID>
@@ -704,7 +710,7 @@ extension Api {
     /// - `secureRequiredTypeOneOf#027477b4 types:Vector<SecureRequiredType> = SecureRequiredType;`
     ///
     /// <https://core.telegram.org/type/SecureRequiredType>
-    public enum SecureRequiredType: TLSchemaDescribed, TLParsable {
+    public enum SecureRequiredType: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `secureRequiredType#829d99da flags:# native_names:flags.0?true selfie_required:flags.1?true translation_required:flags.2?true type:SecureValueType = SecureRequiredType;`
         ///
         /// <https://core.telegram.org/constructor/secureRequiredType>
@@ -725,6 +731,7 @@ extension Api {
             public var selfieRequired: Bool { tlFlagIsSet(flags, 0x2) }
             public var translationRequired: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(nativeNames: Bool = false, selfieRequired: Bool = false, translationRequired: Bool = false, type: Api.SecureValueType) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nativeNames)
@@ -814,7 +821,7 @@ extension Api.users {
     /// - `users.userFull#3b6d152e full_user:UserFull chats:Vector<Chat> users:Vector<User> = users.UserFull;`
     ///
     /// <https://core.telegram.org/type/users.UserFull>
-    public enum UserFull: TLSchemaDescribed, TLParsable {
+    public enum UserFull: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `users.userFull#3b6d152e full_user:UserFull chats:Vector<Chat> users:Vector<User> = users.UserFull;`
         ///
         /// <https://core.telegram.org/constructor/users.userFull>
@@ -884,7 +891,7 @@ extension Api {
     /// - `attachMenuBotIcon#b2a7386b flags:# name:string icon:Document colors:flags.0?Vector<AttachMenuBotIconColor> = AttachMenuBotIcon;`
     ///
     /// <https://core.telegram.org/type/AttachMenuBotIcon>
-    public enum AttachMenuBotIcon: TLSchemaDescribed, TLParsable {
+    public enum AttachMenuBotIcon: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `attachMenuBotIcon#b2a7386b flags:# name:string icon:Document colors:flags.0?Vector<AttachMenuBotIconColor> = AttachMenuBotIcon;`
         ///
         /// <https://core.telegram.org/constructor/attachMenuBotIcon>
@@ -900,6 +907,7 @@ extension Api {
             public let icon: Api.Document
             public let colors: [Api.AttachMenuBotIconColor]?
 
+            @_optimize(none)
             public init(name: String, icon: Api.Document, colors: [Api.AttachMenuBotIconColor]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: colors != nil)
@@ -978,7 +986,7 @@ extension Api {
     /// - `attachMenuBots#3c4301c0 hash:long bots:Vector<AttachMenuBot> users:Vector<User> = AttachMenuBots;`
     ///
     /// <https://core.telegram.org/type/AttachMenuBots>
-    public enum AttachMenuBots: TLSchemaDescribed, TLParsable {
+    public enum AttachMenuBots: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `attachMenuBotsNotModified#f1d88a5c = AttachMenuBots;`
         ///
         /// <https://core.telegram.org/constructor/attachMenuBotsNotModified>
@@ -1062,7 +1070,7 @@ extension Api {
     /// - `forumTopic#fcdad815 flags:# my:flags.1?true closed:flags.2?true pinned:flags.3?true short:flags.5?true hidden:flags.6?true title_missing:flags.7?true id:int date:int peer:Peer title:string icon_color:int icon_emoji_id:flags.0?long top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int from_id:Peer notify_settings:PeerNotifySettings draft:flags.4?DraftMessage = ForumTopic;`
     ///
     /// <https://core.telegram.org/type/ForumTopic>
-    public enum ForumTopic: TLSchemaDescribed, TLParsable {
+    public enum ForumTopic: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `forumTopicDeleted#023f109b id:int = ForumTopic;`
         ///
         /// <https://core.telegram.org/constructor/forumTopicDeleted>
@@ -1112,6 +1120,7 @@ extension Api {
             public var hidden: Bool { tlFlagIsSet(flags, 0x40) }
             public var titleMissing: Bool { tlFlagIsSet(flags, 0x80) }
 
+            @_optimize(none)
             public init(my: Bool = false, closed: Bool = false, pinned: Bool = false, short: Bool = false, hidden: Bool = false, titleMissing: Bool = false, id: Int32, date: Int32, peer: Api.Peer, title: String, iconColor: Int32, iconEmojiId: Int64? = nil, topMessage: Int32, readInboxMaxId: Int32, readOutboxMaxId: Int32, unreadCount: Int32, unreadMentionsCount: Int32, unreadReactionsCount: Int32, unreadPollVotesCount: Int32, fromId: Api.Peer, notifySettings: Api.PeerNotifySettings, draft: Api.DraftMessage? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: my)
@@ -1282,7 +1291,7 @@ extension Api {
     /// - `inputChatlistDialogFilter#f3e0da33 filter_id:int = InputChatlist;`
     ///
     /// <https://core.telegram.org/type/InputChatlist>
-    public enum InputChatlist: TLSchemaDescribed, TLParsable {
+    public enum InputChatlist: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputChatlistDialogFilter#f3e0da33 filter_id:int = InputChatlist;`
         ///
         /// <https://core.telegram.org/constructor/inputChatlistDialogFilter>
@@ -1343,7 +1352,7 @@ extension Api.stories {
     /// - `stories.storyViewsList#59d78fc5 flags:# count:int views_count:int forwards_count:int reactions_count:int views:Vector<StoryView> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryViewsList;`
     ///
     /// <https://core.telegram.org/type/stories.StoryViewsList>
-    public enum StoryViewsList: TLSchemaDescribed, TLParsable {
+    public enum StoryViewsList: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stories.storyViewsList#59d78fc5 flags:# count:int views_count:int forwards_count:int reactions_count:int views:Vector<StoryView> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryViewsList;`
         ///
         /// <https://core.telegram.org/constructor/stories.storyViewsList>
@@ -1364,6 +1373,7 @@ extension Api.stories {
             public let users: [Api.User]
             public let nextOffset: String?
 
+            @_optimize(none)
             public init(count: Int32, viewsCount: Int32, forwardsCount: Int32, reactionsCount: Int32, views: [Api.StoryView], chats: [Api.Chat], users: [Api.User], nextOffset: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
@@ -1466,7 +1476,7 @@ extension Api {
     /// - `inputBusinessRecipients#6f8b32aa flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> = InputBusinessRecipients;`
     ///
     /// <https://core.telegram.org/type/InputBusinessRecipients>
-    public enum InputBusinessRecipients: TLSchemaDescribed, TLParsable {
+    public enum InputBusinessRecipients: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputBusinessRecipients#6f8b32aa flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> = InputBusinessRecipients;`
         ///
         /// <https://core.telegram.org/constructor/inputBusinessRecipients>
@@ -1485,6 +1495,7 @@ extension Api {
             public var nonContacts: Bool { tlFlagIsSet(flags, 0x8) }
             public var excludeSelected: Bool { tlFlagIsSet(flags, 0x20) }
 
+            @_optimize(none)
             public init(existingChats: Bool = false, newChats: Bool = false, contacts: Bool = false, nonContacts: Bool = false, excludeSelected: Bool = false, users: [Api.InputUser]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: existingChats)
@@ -1557,7 +1568,7 @@ extension Api {
     /// - `businessChatLink#b4ae666f flags:# link:string message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string views:int = BusinessChatLink;`
     ///
     /// <https://core.telegram.org/type/BusinessChatLink>
-    public enum BusinessChatLink: TLSchemaDescribed, TLParsable {
+    public enum BusinessChatLink: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `businessChatLink#b4ae666f flags:# link:string message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string views:int = BusinessChatLink;`
         ///
         /// <https://core.telegram.org/constructor/businessChatLink>
@@ -1575,6 +1586,7 @@ extension Api {
             public let title: String?
             public let views: Int32
 
+            @_optimize(none)
             public init(link: String, message: String, entities: [Api.MessageEntity]? = nil, title: String? = nil, views: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: entities != nil)
@@ -1668,7 +1680,7 @@ extension Api.payments {
     /// - `payments.starsRevenueWithdrawalUrl#1dab80b7 url:string = payments.StarsRevenueWithdrawalUrl;`
     ///
     /// <https://core.telegram.org/type/payments.StarsRevenueWithdrawalUrl>
-    public enum StarsRevenueWithdrawalUrl: TLSchemaDescribed, TLParsable {
+    public enum StarsRevenueWithdrawalUrl: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.starsRevenueWithdrawalUrl#1dab80b7 url:string = payments.StarsRevenueWithdrawalUrl;`
         ///
         /// <https://core.telegram.org/constructor/payments.starsRevenueWithdrawalUrl>
@@ -1728,7 +1740,7 @@ extension Api.users {
     /// - `users.savedMusic#34a2f297 count:int documents:Vector<Document> = users.SavedMusic;`
     ///
     /// <https://core.telegram.org/type/users.SavedMusic>
-    public enum SavedMusic: TLSchemaDescribed, TLParsable {
+    public enum SavedMusic: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `users.savedMusicNotModified#e3878aa4 count:int = users.SavedMusic;`
         ///
         /// <https://core.telegram.org/constructor/users.savedMusicNotModified>
@@ -1826,7 +1838,7 @@ extension Api.bots {
     /// - `bots.requestedButton#f13bbcd7 webapp_req_id:string = bots.RequestedButton;`
     ///
     /// <https://core.telegram.org/type/bots.RequestedButton>
-    public enum RequestedButton: TLSchemaDescribed, TLParsable {
+    public enum RequestedButton: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `bots.requestedButton#f13bbcd7 webapp_req_id:string = bots.RequestedButton;`
         ///
         /// <https://core.telegram.org/constructor/bots.requestedButton>
@@ -1891,7 +1903,7 @@ extension Api {
     /// - `buttonTypeSimpleWebView#c01a597a url:string = ButtonType;`
     ///
     /// <https://core.telegram.org/type/ButtonType>
-    public enum ButtonType: TLSchemaDescribed, TLParsable {
+    public enum ButtonType: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `buttonTypeDefault#c9dd90e9 = ButtonType;`
         ///
         /// <https://core.telegram.org/constructor/buttonTypeDefault>
@@ -1929,6 +1941,7 @@ extension Api {
             public let flags: Int32
             public let quiz: Bool?
 
+            @_optimize(none)
             public init(quiz: Bool? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: quiz != nil)
@@ -1973,6 +1986,7 @@ extension Api {
             public var usernameRequested: Bool { tlFlagIsSet(flags, 0x2) }
             public var photoRequested: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(nameRequested: Bool = false, usernameRequested: Bool = false, photoRequested: Bool = false, buttonId: Int32, peerType: Api.RequestPeerType, maxQuantity: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nameRequested)
@@ -2145,6 +2159,7 @@ extension Api.functions.account {
     /// `account.reportPeer#c5ba3d86 peer:InputPeer reason:ReportReason message:string = Bool;`
     ///
     /// <https://core.telegram.org/method/account.reportPeer>
+    @_optimize(none)
     public static func reportPeer(peer: Api.InputPeer, reason: Api.ReportReason, message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportPeer(into: buffer, peer: peer, reason: reason, message: message)
@@ -2152,7 +2167,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.reportPeer` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reportPeer(into buffer: Buffer, peer: Api.InputPeer, reason: Api.ReportReason, message: String) {
         buffer.appendUInt32(0xc5ba3d86)
         peer.serialize(buffer, true)
@@ -2165,6 +2180,7 @@ extension Api.functions.account {
     /// `account.resolveBusinessChatLink#5492e5ee slug:string = account.ResolvedBusinessChatLinks;`
     ///
     /// <https://core.telegram.org/method/account.resolveBusinessChatLink>
+    @_optimize(none)
     public static func resolveBusinessChatLink(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ResolvedBusinessChatLinks>) {
         let buffer = Buffer()
         resolveBusinessChatLink(into: buffer, slug: slug)
@@ -2172,7 +2188,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resolveBusinessChatLink` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resolveBusinessChatLink(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0x5492e5ee)
         buffer.appendTLString(slug)
@@ -2183,6 +2199,7 @@ extension Api.functions.contacts {
     /// `contacts.importContactToken#13005788 token:string = User;`
     ///
     /// <https://core.telegram.org/method/contacts.importContactToken>
+    @_optimize(none)
     public static func importContactToken(token: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         importContactToken(into: buffer, token: token)
@@ -2190,7 +2207,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.importContactToken` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func importContactToken(into buffer: Buffer, token: String) {
         buffer.appendUInt32(0x13005788)
         buffer.appendTLString(token)
@@ -2201,6 +2218,7 @@ extension Api.functions.messages {
     /// `messages.searchGlobal#6126a43c flags:# broadcasts_only:flags.1?true groups_only:flags.2?true users_only:flags.3?true folder_id:flags.0?int community:flags.4?InputChannel q:string filter:MessagesFilter min_date:int max_date:int offset_rate:int offset_peer:InputPeer offset_id:int limit:int = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.searchGlobal>
+    @_optimize(none)
     public static func searchGlobal(broadcastsOnly: Bool = false, groupsOnly: Bool = false, usersOnly: Bool = false, folderId: Int32? = nil, community: Api.InputChannel? = nil, q: String, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         searchGlobal(into: buffer, broadcastsOnly: broadcastsOnly, groupsOnly: groupsOnly, usersOnly: usersOnly, folderId: folderId, community: community, q: q, filter: filter, minDate: minDate, maxDate: maxDate, offsetRate: offsetRate, offsetPeer: offsetPeer, offsetId: offsetId, limit: limit)
@@ -2208,7 +2226,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchGlobal` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func searchGlobal(into buffer: Buffer, broadcastsOnly: Bool = false, groupsOnly: Bool = false, usersOnly: Bool = false, folderId: Int32? = nil, community: Api.InputChannel? = nil, q: String, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: broadcastsOnly)
@@ -2243,6 +2261,7 @@ extension Api.functions.messages {
     /// `messages.editMessage#b106e66c flags:# no_webpage:flags.1?true invert_media:flags.16?true peer:InputPeer id:int message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.15?int schedule_repeat_period:flags.18?int quick_reply_shortcut_id:flags.17?int rich_message:flags.23?InputRichMessage = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.editMessage>
+    @_optimize(none)
     public static func editMessage(noWebpage: Bool = false, invertMedia: Bool = false, peer: Api.InputPeer, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, quickReplyShortcutId: Int32? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editMessage(into: buffer, noWebpage: noWebpage, invertMedia: invertMedia, peer: peer, id: id, message: message, media: media, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, quickReplyShortcutId: quickReplyShortcutId, richMessage: richMessage)
@@ -2250,7 +2269,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editMessage(into buffer: Buffer, noWebpage: Bool = false, invertMedia: Bool = false, peer: Api.InputPeer, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, quickReplyShortcutId: Int32? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: noWebpage)
@@ -2296,6 +2315,7 @@ extension Api.functions.messages {
     /// `messages.setBotShippingResults#e5f672fa flags:# query_id:long error:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.setBotShippingResults>
+    @_optimize(none)
     public static func setBotShippingResults(queryId: Int64, error: String? = nil, shippingOptions: [Api.ShippingOption]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotShippingResults(into: buffer, queryId: queryId, error: error, shippingOptions: shippingOptions)
@@ -2303,7 +2323,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setBotShippingResults` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setBotShippingResults(into buffer: Buffer, queryId: Int64, error: String? = nil, shippingOptions: [Api.ShippingOption]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: error != nil)
@@ -2326,6 +2346,7 @@ extension Api.functions.messages {
     /// `messages.getDiscussionMessage#446972fd peer:InputPeer msg_id:int = messages.DiscussionMessage;`
     ///
     /// <https://core.telegram.org/method/messages.getDiscussionMessage>
+    @_optimize(none)
     public static func getDiscussionMessage(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.DiscussionMessage>) {
         let buffer = Buffer()
         getDiscussionMessage(into: buffer, peer: peer, msgId: msgId)
@@ -2333,7 +2354,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDiscussionMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDiscussionMessage(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0x446972fd)
         peer.serialize(buffer, true)
@@ -2345,6 +2366,7 @@ extension Api.functions.messages {
     /// `messages.hideChatJoinRequest#7fe7e815 flags:# approved:flags.0?true peer:InputPeer user_id:InputUser = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.hideChatJoinRequest>
+    @_optimize(none)
     public static func hideChatJoinRequest(approved: Bool = false, peer: Api.InputPeer, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         hideChatJoinRequest(into: buffer, approved: approved, peer: peer, userId: userId)
@@ -2352,7 +2374,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.hideChatJoinRequest` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func hideChatJoinRequest(into buffer: Buffer, approved: Bool = false, peer: Api.InputPeer, userId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: approved)
@@ -2369,6 +2391,7 @@ extension Api.functions.messages {
     /// `messages.getCustomEmojiDocuments#d9ab0f54 document_id:Vector<long> = Vector<Document>;`
     ///
     /// <https://core.telegram.org/method/messages.getCustomEmojiDocuments>
+    @_optimize(none)
     public static func getCustomEmojiDocuments(documentId: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.Document]>) {
         let buffer = Buffer()
         getCustomEmojiDocuments(into: buffer, documentId: documentId)
@@ -2376,7 +2399,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getCustomEmojiDocuments` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getCustomEmojiDocuments(into buffer: Buffer, documentId: [Int64]) {
         buffer.appendUInt32(0xd9ab0f54)
         buffer.appendVector(documentId, boxed: true)
@@ -2387,6 +2410,7 @@ extension Api.functions.messages {
     /// `messages.translateRichMessage#1a542004 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<InputRichMessage> to_lang:string tone:flags.2?string = messages.TranslatedRichMessage;`
     ///
     /// <https://core.telegram.org/method/messages.translateRichMessage>
+    @_optimize(none)
     public static func translateRichMessage(peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.InputRichMessage]? = nil, toLang: String, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranslatedRichMessage>) {
         let buffer = Buffer()
         translateRichMessage(into: buffer, peer: peer, id: id, text: text, toLang: toLang, tone: tone)
@@ -2394,7 +2418,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.translateRichMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func translateRichMessage(into buffer: Buffer, peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.InputRichMessage]? = nil, toLang: String, tone: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: peer != nil && id != nil)
@@ -2424,6 +2448,7 @@ extension Api.functions.upload {
     /// `upload.getFileHashes#9156982a location:InputFileLocation offset:long = Vector<FileHash>;`
     ///
     /// <https://core.telegram.org/method/upload.getFileHashes>
+    @_optimize(none)
     public static func getFileHashes(location: Api.InputFileLocation, offset: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FileHash]>) {
         let buffer = Buffer()
         getFileHashes(into: buffer, location: location, offset: offset)
@@ -2431,7 +2456,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.getFileHashes` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getFileHashes(into buffer: Buffer, location: Api.InputFileLocation, offset: Int64) {
         buffer.appendUInt32(0x9156982a)
         location.serialize(buffer, true)
@@ -2443,6 +2468,7 @@ extension Api.functions.help {
     /// `help.getPremiumPromo#b81b93d4 = help.PremiumPromo;`
     ///
     /// <https://core.telegram.org/method/help.getPremiumPromo>
+    @_optimize(none)
     public static func getPremiumPromo() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PremiumPromo>) {
         let buffer = Buffer()
         getPremiumPromo(into: buffer)
@@ -2450,7 +2476,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getPremiumPromo` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPremiumPromo(into buffer: Buffer) {
         buffer.appendUInt32(0xb81b93d4)
     }
@@ -2460,6 +2486,7 @@ extension Api.functions.channels {
     /// `channels.getGroupsForDiscussion#f5dad378 = messages.Chats;`
     ///
     /// <https://core.telegram.org/method/channels.getGroupsForDiscussion>
+    @_optimize(none)
     public static func getGroupsForDiscussion() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getGroupsForDiscussion(into: buffer)
@@ -2467,7 +2494,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getGroupsForDiscussion` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getGroupsForDiscussion(into buffer: Buffer) {
         buffer.appendUInt32(0xf5dad378)
     }
@@ -2477,6 +2504,7 @@ extension Api.functions.aicompose {
     /// `aicompose.saveTone#1782cbb1 tone:InputAiComposeTone unsave:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/aicompose.saveTone>
+    @_optimize(none)
     public static func saveTone(tone: Api.InputAiComposeTone, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveTone(into: buffer, tone: tone, unsave: unsave)
@@ -2484,7 +2512,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.saveTone` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveTone(into buffer: Buffer, tone: Api.InputAiComposeTone, unsave: Bool) {
         buffer.appendUInt32(0x1782cbb1)
         tone.serialize(buffer, true)
@@ -2496,6 +2524,7 @@ extension Api.functions.ephemeral {
     /// `ephemeral.deleteAllWelcomeMessages#734f9721 peer:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/ephemeral.deleteAllWelcomeMessages>
+    @_optimize(none)
     public static func deleteAllWelcomeMessages(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteAllWelcomeMessages(into: buffer, peer: peer)
@@ -2503,7 +2532,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.deleteAllWelcomeMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteAllWelcomeMessages(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x734f9721)
         peer.serialize(buffer, true)

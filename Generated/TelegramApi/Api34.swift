@@ -11,7 +11,7 @@ extension Api.messages {
     /// - `messages.dialogsNotModified#f0e3e596 count:int = messages.Dialogs;`
     ///
     /// <https://core.telegram.org/type/messages.Dialogs>
-    public enum Dialogs: TLSchemaDescribed, TLParsable {
+    public enum Dialogs: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.dialogs#15ba6c40 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;`
         ///
         /// <https://core.telegram.org/constructor/messages.dialogs>
@@ -169,7 +169,7 @@ extension Api.photos {
     /// - `photos.photo#20212ca8 photo:Photo users:Vector<User> = photos.Photo;`
     ///
     /// <https://core.telegram.org/type/photos.Photo>
-    public enum Photo: TLSchemaDescribed, TLParsable {
+    public enum Photo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `photos.photo#20212ca8 photo:Photo users:Vector<User> = photos.Photo;`
         ///
         /// <https://core.telegram.org/constructor/photos.photo>
@@ -241,7 +241,7 @@ extension Api {
     /// - `botInlineMessageRichMessage#0a617e7b flags:# reply_markup:flags.2?ReplyMarkup rich_message:RichMessage = BotInlineMessage;`
     ///
     /// <https://core.telegram.org/type/BotInlineMessage>
-    public enum BotInlineMessage: TLSchemaDescribed, TLParsable {
+    public enum BotInlineMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `botInlineMessageMediaAuto#764cf810 flags:# invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         ///
         /// <https://core.telegram.org/constructor/botInlineMessageMediaAuto>
@@ -286,6 +286,7 @@ extension Api {
             public let replyMarkup: Api.ReplyMarkup?
             public var invertMedia: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(invertMedia: Bool = false, message: String, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x8, when: invertMedia)
@@ -317,6 +318,7 @@ extension Api {
             public var noWebpage: Bool { tlFlagIsSet(flags, 0x1) }
             public var invertMedia: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(noWebpage: Bool = false, invertMedia: Bool = false, message: String, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: noWebpage)
@@ -349,6 +351,7 @@ extension Api {
             public let proximityNotificationRadius: Int32?
             public let replyMarkup: Api.ReplyMarkup?
 
+            @_optimize(none)
             public init(geo: Api.GeoPoint, heading: Int32? = nil, period: Int32? = nil, proximityNotificationRadius: Int32? = nil, replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: heading != nil)
@@ -387,6 +390,7 @@ extension Api {
             public let venueType: String
             public let replyMarkup: Api.ReplyMarkup?
 
+            @_optimize(none)
             public init(geo: Api.GeoPoint, title: String, address: String, provider: String, venueId: String, venueType: String, replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
@@ -424,6 +428,7 @@ extension Api {
             public let vcard: String
             public let replyMarkup: Api.ReplyMarkup?
 
+            @_optimize(none)
             public init(phoneNumber: String, firstName: String, lastName: String, vcard: String, replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
@@ -460,6 +465,7 @@ extension Api {
             public var shippingAddressRequested: Bool { tlFlagIsSet(flags, 0x2) }
             public var test: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(shippingAddressRequested: Bool = false, test: Bool = false, title: String, description: String, photo: Api.WebDocument? = nil, currency: String, totalAmount: Int64, replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: shippingAddressRequested)
@@ -502,6 +508,7 @@ extension Api {
             public var manual: Bool { tlFlagIsSet(flags, 0x80) }
             public var safe: Bool { tlFlagIsSet(flags, 0x100) }
 
+            @_optimize(none)
             public init(invertMedia: Bool = false, forceLargeMedia: Bool = false, forceSmallMedia: Bool = false, manual: Bool = false, safe: Bool = false, message: String, entities: [Api.MessageEntity]? = nil, url: String, replyMarkup: Api.ReplyMarkup? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x8, when: invertMedia)
@@ -536,6 +543,7 @@ extension Api {
             public let replyMarkup: Api.ReplyMarkup?
             public let richMessage: Api.RichMessage
 
+            @_optimize(none)
             public init(replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.RichMessage) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
@@ -891,7 +899,7 @@ extension Api.auth {
     /// - `auth.codeTypeFragmentSms#06ed998c = auth.CodeType;`
     ///
     /// <https://core.telegram.org/type/auth.CodeType>
-    public enum CodeType: TLSchemaDescribed, TLParsable {
+    public enum CodeType: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `auth.codeTypeSms#72a3158c = auth.CodeType;`
         ///
         /// <https://core.telegram.org/constructor/auth.codeTypeSms>
@@ -977,7 +985,7 @@ extension Api.messages {
     /// - `messages.stickerSetInstallResultArchive#35e410a8 sets:Vector<StickerSetCovered> = messages.StickerSetInstallResult;`
     ///
     /// <https://core.telegram.org/type/messages.StickerSetInstallResult>
-    public enum StickerSetInstallResult: TLSchemaDescribed, TLParsable {
+    public enum StickerSetInstallResult: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.stickerSetInstallResultSuccess#38641628 = messages.StickerSetInstallResult;`
         ///
         /// <https://core.telegram.org/constructor/messages.stickerSetInstallResultSuccess>
@@ -1047,7 +1055,7 @@ extension Api {
     /// - `langPackLanguage#eeca5ce3 flags:# official:flags.0?true rtl:flags.2?true beta:flags.3?true name:string native_name:string lang_code:string base_lang_code:flags.1?string plural_code:string strings_count:int translated_count:int translations_url:string = LangPackLanguage;`
     ///
     /// <https://core.telegram.org/type/LangPackLanguage>
-    public enum LangPackLanguage: TLSchemaDescribed, TLParsable {
+    public enum LangPackLanguage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `langPackLanguage#eeca5ce3 flags:# official:flags.0?true rtl:flags.2?true beta:flags.3?true name:string native_name:string lang_code:string base_lang_code:flags.1?string plural_code:string strings_count:int translated_count:int translations_url:string = LangPackLanguage;`
         ///
         /// <https://core.telegram.org/constructor/langPackLanguage>
@@ -1071,6 +1079,7 @@ extension Api {
             public var rtl: Bool { tlFlagIsSet(flags, 0x4) }
             public var beta: Bool { tlFlagIsSet(flags, 0x8) }
 
+            @_optimize(none)
             public init(official: Bool = false, rtl: Bool = false, beta: Bool = false, name: String, nativeName: String, langCode: String, baseLangCode: String? = nil, pluralCode: String, stringsCount: Int32, translatedCount: Int32, translationsUrl: String) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: official)
@@ -1178,7 +1187,7 @@ extension Api {
     /// - `webAuthorization#a6f8f452 hash:long bot_id:long domain:string browser:string platform:string date_created:int date_active:int ip:string region:string = WebAuthorization;`
     ///
     /// <https://core.telegram.org/type/WebAuthorization>
-    public enum WebAuthorization: TLSchemaDescribed, TLParsable {
+    public enum WebAuthorization: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `webAuthorization#a6f8f452 hash:long bot_id:long domain:string browser:string platform:string date_created:int date_active:int ip:string region:string = WebAuthorization;`
         ///
         /// <https://core.telegram.org/constructor/webAuthorization>
@@ -1282,7 +1291,7 @@ extension Api {
     /// - `statsPercentValue#cbce2fe0 part:double total:double = StatsPercentValue;`
     ///
     /// <https://core.telegram.org/type/StatsPercentValue>
-    public enum StatsPercentValue: TLSchemaDescribed, TLParsable {
+    public enum StatsPercentValue: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `statsPercentValue#cbce2fe0 part:double total:double = StatsPercentValue;`
         ///
         /// <https://core.telegram.org/constructor/statsPercentValue>
@@ -1349,7 +1358,7 @@ extension Api {
     /// - `messageViews#455b853d flags:# views:flags.0?int forwards:flags.1?int replies:flags.2?MessageReplies = MessageViews;`
     ///
     /// <https://core.telegram.org/type/MessageViews>
-    public enum MessageViews: TLSchemaDescribed, TLParsable {
+    public enum MessageViews: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messageViews#455b853d flags:# views:flags.0?int forwards:flags.1?int replies:flags.2?MessageReplies = MessageViews;`
         ///
         /// <https://core.telegram.org/constructor/messageViews>
@@ -1365,6 +1374,7 @@ extension Api {
             public let forwards: Int32?
             public let replies: Api.MessageReplies?
 
+            @_optimize(none)
             public init(views: Int32? = nil, forwards: Int32? = nil, replies: Api.MessageReplies? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: views != nil)
@@ -1452,7 +1462,7 @@ extension Api.messages {
     /// - `messages.historyImport#1662af0b id:long = messages.HistoryImport;`
     ///
     /// <https://core.telegram.org/type/messages.HistoryImport>
-    public enum HistoryImport: TLSchemaDescribed, TLParsable {
+    public enum HistoryImport: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.historyImport#1662af0b id:long = messages.HistoryImport;`
         ///
         /// <https://core.telegram.org/constructor/messages.historyImport>
@@ -1513,7 +1523,7 @@ extension Api {
     /// - `attachMenuBotsBot#93bf667f bot:AttachMenuBot users:Vector<User> = AttachMenuBotsBot;`
     ///
     /// <https://core.telegram.org/type/AttachMenuBotsBot>
-    public enum AttachMenuBotsBot: TLSchemaDescribed, TLParsable {
+    public enum AttachMenuBotsBot: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `attachMenuBotsBot#93bf667f bot:AttachMenuBot users:Vector<User> = AttachMenuBotsBot;`
         ///
         /// <https://core.telegram.org/constructor/attachMenuBotsBot>
@@ -1578,7 +1588,7 @@ extension Api {
     /// - `paymentFormMethod#88f8f21b url:string title:string = PaymentFormMethod;`
     ///
     /// <https://core.telegram.org/type/PaymentFormMethod>
-    public enum PaymentFormMethod: TLSchemaDescribed, TLParsable {
+    public enum PaymentFormMethod: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `paymentFormMethod#88f8f21b url:string title:string = PaymentFormMethod;`
         ///
         /// <https://core.telegram.org/constructor/paymentFormMethod>
@@ -1646,7 +1656,7 @@ extension Api {
     /// - `requestPeerTypeCreateBot#3e81e078 flags:# bot_managed:flags.0?true suggested_name:flags.1?string suggested_username:flags.2?string = RequestPeerType;`
     ///
     /// <https://core.telegram.org/type/RequestPeerType>
-    public enum RequestPeerType: TLSchemaDescribed, TLParsable {
+    public enum RequestPeerType: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `requestPeerTypeUser#5f3b8a00 flags:# bot:flags.0?Bool premium:flags.1?Bool = RequestPeerType;`
         ///
         /// <https://core.telegram.org/constructor/requestPeerTypeUser>
@@ -1673,6 +1683,7 @@ extension Api {
             public let bot: Bool?
             public let premium: Bool?
 
+            @_optimize(none)
             public init(bot: Bool? = nil, premium: Bool? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: bot != nil)
@@ -1702,6 +1713,7 @@ extension Api {
             public var creator: Bool { tlFlagIsSet(flags, 0x1) }
             public var botParticipant: Bool { tlFlagIsSet(flags, 0x20) }
 
+            @_optimize(none)
             public init(creator: Bool = false, botParticipant: Bool = false, hasUsername: Bool? = nil, forum: Bool? = nil, userAdminRights: Api.ChatAdminRights? = nil, botAdminRights: Api.ChatAdminRights? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: creator)
@@ -1737,6 +1749,7 @@ extension Api {
             public let botAdminRights: Api.ChatAdminRights?
             public var creator: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(creator: Bool = false, hasUsername: Bool? = nil, userAdminRights: Api.ChatAdminRights? = nil, botAdminRights: Api.ChatAdminRights? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: creator)
@@ -1767,6 +1780,7 @@ extension Api {
             public let suggestedUsername: String?
             public var botManaged: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(botManaged: Bool = false, suggestedName: String? = nil, suggestedUsername: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: botManaged)
@@ -1964,7 +1978,7 @@ extension Api.premium {
     /// - `premium.boostsStatus#4959427a flags:# my_boost:flags.2?true level:int current_level_boosts:int boosts:int gift_boosts:flags.4?int next_level_boosts:flags.0?int premium_audience:flags.1?StatsPercentValue boost_url:string prepaid_giveaways:flags.3?Vector<PrepaidGiveaway> my_boost_slots:flags.2?Vector<int> = premium.BoostsStatus;`
     ///
     /// <https://core.telegram.org/type/premium.BoostsStatus>
-    public enum BoostsStatus: TLSchemaDescribed, TLParsable {
+    public enum BoostsStatus: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `premium.boostsStatus#4959427a flags:# my_boost:flags.2?true level:int current_level_boosts:int boosts:int gift_boosts:flags.4?int next_level_boosts:flags.0?int premium_audience:flags.1?StatsPercentValue boost_url:string prepaid_giveaways:flags.3?Vector<PrepaidGiveaway> my_boost_slots:flags.2?Vector<int> = premium.BoostsStatus;`
         ///
         /// <https://core.telegram.org/constructor/premium.boostsStatus>
@@ -1988,6 +2002,7 @@ extension Api.premium {
             /// `my_boost` shares its bit with value fields: set exactly when they are.
             public var myBoost: Bool { myBoostSlots != nil }
 
+            @_optimize(none)
             public init(level: Int32, currentLevelBoosts: Int32, boosts: Int32, giftBoosts: Int32? = nil, nextLevelBoosts: Int32? = nil, premiumAudience: Api.StatsPercentValue? = nil, boostUrl: String, prepaidGiveaways: [Api.PrepaidGiveaway]? = nil, myBoostSlots: [Int32]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x10, when: giftBoosts != nil)
@@ -2119,7 +2134,7 @@ extension Api {
     /// - `reportResultReported#8db33c4b = ReportResult;`
     ///
     /// <https://core.telegram.org/type/ReportResult>
-    public enum ReportResult: TLSchemaDescribed, TLParsable {
+    public enum ReportResult: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `reportResultChooseOption#f0e4e0b6 title:string options:Vector<MessageReportOption> = ReportResult;`
         ///
         /// <https://core.telegram.org/constructor/reportResultChooseOption>
@@ -2155,6 +2170,7 @@ extension Api {
             public let option: [UInt8]
             public var optional: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(optional: Bool = false, option: [UInt8]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: optional)
@@ -2242,7 +2258,7 @@ extension Api.communities {
     /// - `communities.peerLinkRequests#2244afad flags:# total_count:int requests:Vector<CommunityPeerRequest> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = communities.PeerLinkRequests;`
     ///
     /// <https://core.telegram.org/type/communities.PeerLinkRequests>
-    public enum PeerLinkRequests: TLSchemaDescribed, TLParsable {
+    public enum PeerLinkRequests: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `communities.peerLinkRequests#2244afad flags:# total_count:int requests:Vector<CommunityPeerRequest> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = communities.PeerLinkRequests;`
         ///
         /// <https://core.telegram.org/constructor/communities.peerLinkRequests>
@@ -2260,6 +2276,7 @@ extension Api.communities {
             public let chats: [Api.Chat]
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(totalCount: Int32, requests: [Api.CommunityPeerRequest], nextOffset: String? = nil, chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
@@ -2346,6 +2363,7 @@ extension Api.functions.auth {
     /// `auth.signIn#8d52a951 flags:# phone_number:string phone_code_hash:string phone_code:flags.0?string email_verification:flags.1?EmailVerification = auth.Authorization;`
     ///
     /// <https://core.telegram.org/method/auth.signIn>
+    @_optimize(none)
     public static func signIn(phoneNumber: String, phoneCodeHash: String, phoneCode: String? = nil, emailVerification: Api.EmailVerification? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         signIn(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode, emailVerification: emailVerification)
@@ -2353,7 +2371,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.signIn` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func signIn(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, phoneCode: String? = nil, emailVerification: Api.EmailVerification? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: phoneCode != nil)
@@ -2375,6 +2393,7 @@ extension Api.functions.account {
     /// `account.resetNotifySettings#db7e1747 = Bool;`
     ///
     /// <https://core.telegram.org/method/account.resetNotifySettings>
+    @_optimize(none)
     public static func resetNotifySettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetNotifySettings(into: buffer)
@@ -2382,7 +2401,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resetNotifySettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resetNotifySettings(into buffer: Buffer) {
         buffer.appendUInt32(0xdb7e1747)
     }
@@ -2392,6 +2411,7 @@ extension Api.functions.account {
     /// `account.updatePasswordSettings#a59b102f password:InputCheckPasswordSRP new_settings:account.PasswordInputSettings = Bool;`
     ///
     /// <https://core.telegram.org/method/account.updatePasswordSettings>
+    @_optimize(none)
     public static func updatePasswordSettings(password: Api.InputCheckPasswordSRP, newSettings: Api.account.PasswordInputSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updatePasswordSettings(into: buffer, password: password, newSettings: newSettings)
@@ -2399,7 +2419,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updatePasswordSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updatePasswordSettings(into buffer: Buffer, password: Api.InputCheckPasswordSRP, newSettings: Api.account.PasswordInputSettings) {
         buffer.appendUInt32(0xa59b102f)
         password.serialize(buffer, true)
@@ -2411,6 +2431,7 @@ extension Api.functions.account {
     /// `account.confirmBotConnection#67ed1f68 bot_id:InputUser = Bool;`
     ///
     /// <https://core.telegram.org/method/account.confirmBotConnection>
+    @_optimize(none)
     public static func confirmBotConnection(botId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         confirmBotConnection(into: buffer, botId: botId)
@@ -2418,7 +2439,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.confirmBotConnection` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func confirmBotConnection(into buffer: Buffer, botId: Api.InputUser) {
         buffer.appendUInt32(0x67ed1f68)
         botId.serialize(buffer, true)
@@ -2429,6 +2450,7 @@ extension Api.functions.contacts {
     /// `contacts.deleteByPhones#1013fd9e phones:Vector<string> = Bool;`
     ///
     /// <https://core.telegram.org/method/contacts.deleteByPhones>
+    @_optimize(none)
     public static func deleteByPhones(phones: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteByPhones(into: buffer, phones: phones)
@@ -2436,7 +2458,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.deleteByPhones` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteByPhones(into buffer: Buffer, phones: [String]) {
         buffer.appendUInt32(0x1013fd9e)
         buffer.appendVector(phones, boxed: true)
@@ -2447,6 +2469,7 @@ extension Api.functions.messages {
     /// `messages.getHistory#4423e6c5 peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.getHistory>
+    @_optimize(none)
     public static func getHistory(peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getHistory(into: buffer, peer: peer, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
@@ -2454,7 +2477,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getHistory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getHistory(into buffer: Buffer, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
         buffer.appendUInt32(0x4423e6c5)
         peer.serialize(buffer, true)
@@ -2474,6 +2497,7 @@ extension Api.functions.messages {
     /// `messages.editChatTitle#73783ffd chat_id:long title:string = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.editChatTitle>
+    @_optimize(none)
     public static func editChatTitle(chatId: Int64, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editChatTitle(into: buffer, chatId: chatId, title: title)
@@ -2481,7 +2505,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editChatTitle` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editChatTitle(into buffer: Buffer, chatId: Int64, title: String) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x73783ffd)
@@ -2495,6 +2519,7 @@ extension Api.functions.messages {
     /// `messages.getMaskStickers#640f82b8 hash:long = messages.AllStickers;`
     ///
     /// <https://core.telegram.org/method/messages.getMaskStickers>
+    @_optimize(none)
     public static func getMaskStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AllStickers>) {
         let buffer = Buffer()
         getMaskStickers(into: buffer, hash: hash)
@@ -2502,7 +2527,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMaskStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMaskStickers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x640f82b8)
@@ -2515,6 +2540,7 @@ extension Api.functions.messages {
     /// `messages.editChatDefaultBannedRights#a5866b41 peer:InputPeer banned_rights:ChatBannedRights = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.editChatDefaultBannedRights>
+    @_optimize(none)
     public static func editChatDefaultBannedRights(peer: Api.InputPeer, bannedRights: Api.ChatBannedRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editChatDefaultBannedRights(into: buffer, peer: peer, bannedRights: bannedRights)
@@ -2522,7 +2548,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editChatDefaultBannedRights` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editChatDefaultBannedRights(into buffer: Buffer, peer: Api.InputPeer, bannedRights: Api.ChatBannedRights) {
         buffer.appendUInt32(0xa5866b41)
         peer.serialize(buffer, true)
@@ -2534,6 +2560,7 @@ extension Api.functions.help {
     /// `help.hidePromoData#1e251c95 peer:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/help.hidePromoData>
+    @_optimize(none)
     public static func hidePromoData(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         hidePromoData(into: buffer, peer: peer)
@@ -2541,7 +2568,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.hidePromoData` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func hidePromoData(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x1e251c95)
         peer.serialize(buffer, true)
@@ -2552,6 +2579,7 @@ extension Api.functions.phone {
     /// `phone.confirmCall#2efe1722 peer:InputPhoneCall g_a:bytes key_fingerprint:long protocol:PhoneCallProtocol = phone.PhoneCall;`
     ///
     /// <https://core.telegram.org/method/phone.confirmCall>
+    @_optimize(none)
     public static func confirmCall(peer: Api.InputPhoneCall, gA: [UInt8], keyFingerprint: Int64, `protocol`: Api.PhoneCallProtocol) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.PhoneCall>) {
         let buffer = Buffer()
         confirmCall(into: buffer, peer: peer, gA: gA, keyFingerprint: keyFingerprint, protocol: `protocol`)
@@ -2559,7 +2587,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.confirmCall` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func confirmCall(into buffer: Buffer, peer: Api.InputPhoneCall, gA: [UInt8], keyFingerprint: Int64, `protocol`: Api.PhoneCallProtocol) {
         buffer.appendUInt32(0x2efe1722)
         peer.serialize(buffer, true)
@@ -2573,6 +2601,7 @@ extension Api.functions.phone {
     /// `phone.editGroupCallParticipant#a5273abf flags:# call:InputGroupCall participant:InputPeer muted:flags.0?Bool volume:flags.1?int raise_hand:flags.2?Bool video_stopped:flags.3?Bool video_paused:flags.4?Bool presentation_paused:flags.5?Bool = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.editGroupCallParticipant>
+    @_optimize(none)
     public static func editGroupCallParticipant(call: Api.InputGroupCall, participant: Api.InputPeer, muted: Bool? = nil, volume: Int32? = nil, raiseHand: Bool? = nil, videoStopped: Bool? = nil, videoPaused: Bool? = nil, presentationPaused: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editGroupCallParticipant(into: buffer, call: call, participant: participant, muted: muted, volume: volume, raiseHand: raiseHand, videoStopped: videoStopped, videoPaused: videoPaused, presentationPaused: presentationPaused)
@@ -2580,7 +2609,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.editGroupCallParticipant` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editGroupCallParticipant(into buffer: Buffer, call: Api.InputGroupCall, participant: Api.InputPeer, muted: Bool? = nil, volume: Int32? = nil, raiseHand: Bool? = nil, videoStopped: Bool? = nil, videoPaused: Bool? = nil, presentationPaused: Bool? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: muted != nil)
@@ -2622,6 +2651,7 @@ extension Api.functions.stories {
     /// `stories.readStories#a556dac8 peer:InputPeer max_id:int = Vector<int>;`
     ///
     /// <https://core.telegram.org/method/stories.readStories>
+    @_optimize(none)
     public static func readStories(peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
         let buffer = Buffer()
         readStories(into: buffer, peer: peer, maxId: maxId)
@@ -2629,7 +2659,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.readStories` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func readStories(into buffer: Buffer, peer: Api.InputPeer, maxId: Int32) {
         buffer.appendUInt32(0xa556dac8)
         peer.serialize(buffer, true)
@@ -2641,6 +2671,7 @@ extension Api.functions.communities {
     /// `communities.toggleAllPeerLinkRequestApproval#bfe3dd3d flags:# reject:flags.0?true community:InputChannel = Bool;`
     ///
     /// <https://core.telegram.org/method/communities.toggleAllPeerLinkRequestApproval>
+    @_optimize(none)
     public static func toggleAllPeerLinkRequestApproval(reject: Bool = false, community: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleAllPeerLinkRequestApproval(into: buffer, reject: reject, community: community)
@@ -2648,7 +2679,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.toggleAllPeerLinkRequestApproval` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleAllPeerLinkRequestApproval(into buffer: Buffer, reject: Bool = false, community: Api.InputChannel) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reject)

@@ -10,7 +10,7 @@ extension Api {
     /// - `photo#fb197a65 flags:# has_stickers:flags.0?true id:long access_hash:long file_reference:bytes date:int sizes:Vector<PhotoSize> video_sizes:flags.1?Vector<VideoSize> dc_id:int = Photo;`
     ///
     /// <https://core.telegram.org/type/Photo>
-    public enum Photo: TLSchemaDescribed, TLParsable {
+    public enum Photo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `photoEmpty#2331b22d id:long = Photo;`
         ///
         /// <https://core.telegram.org/constructor/photoEmpty>
@@ -46,6 +46,7 @@ extension Api {
             public let dcId: Int32
             public var hasStickers: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(hasStickers: Bool = false, id: Int64, accessHash: Int64, fileReference: [UInt8], date: Int32, sizes: [Api.PhotoSize], videoSizes: [Api.VideoSize]? = nil, dcId: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: hasStickers)
@@ -160,7 +161,7 @@ extension Api {
     /// - `contact#145ade0b user_id:long mutual:Bool = Contact;`
     ///
     /// <https://core.telegram.org/type/Contact>
-    public enum Contact: TLSchemaDescribed, TLParsable {
+    public enum Contact: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `contact#145ade0b user_id:long mutual:Bool = Contact;`
         ///
         /// <https://core.telegram.org/constructor/contact>
@@ -227,7 +228,7 @@ extension Api.account {
     /// - `account.password#957b50fb flags:# has_recovery:flags.0?true has_secure_values:flags.1?true has_password:flags.2?true current_algo:flags.2?PasswordKdfAlgo srp_B:flags.2?bytes srp_id:flags.2?long hint:flags.3?string email_unconfirmed_pattern:flags.4?string new_algo:PasswordKdfAlgo new_secure_algo:SecurePasswordKdfAlgo secure_random:bytes pending_reset_date:flags.5?int login_email_pattern:flags.6?string = account.Password;`
     ///
     /// <https://core.telegram.org/type/account.Password>
-    public enum Password: TLSchemaDescribed, TLParsable {
+    public enum Password: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.password#957b50fb flags:# has_recovery:flags.0?true has_secure_values:flags.1?true has_password:flags.2?true current_algo:flags.2?PasswordKdfAlgo srp_B:flags.2?bytes srp_id:flags.2?long hint:flags.3?string email_unconfirmed_pattern:flags.4?string new_algo:PasswordKdfAlgo new_secure_algo:SecurePasswordKdfAlgo secure_random:bytes pending_reset_date:flags.5?int login_email_pattern:flags.6?string = account.Password;`
         ///
         /// <https://core.telegram.org/constructor/account.password>
@@ -254,6 +255,7 @@ extension Api.account {
             /// `has_password` shares its bit with value fields: set exactly when they are.
             public var hasPassword: Bool { currentAlgo != nil && srpB != nil && srpId != nil }
 
+            @_optimize(none)
             public init(hasRecovery: Bool = false, hasSecureValues: Bool = false, currentAlgo: Api.PasswordKdfAlgo? = nil, srpB: [UInt8]? = nil, srpId: Int64? = nil, hint: String? = nil, emailUnconfirmedPattern: String? = nil, newAlgo: Api.PasswordKdfAlgo, newSecureAlgo: Api.SecurePasswordKdfAlgo, secureRandom: [UInt8], pendingResetDate: Int32? = nil, loginEmailPattern: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: hasRecovery)
@@ -402,7 +404,7 @@ extension Api.messages {
     /// - `messages.archivedStickers#4fcba9c8 count:int sets:Vector<StickerSetCovered> = messages.ArchivedStickers;`
     ///
     /// <https://core.telegram.org/type/messages.ArchivedStickers>
-    public enum ArchivedStickers: TLSchemaDescribed, TLParsable {
+    public enum ArchivedStickers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.archivedStickers#4fcba9c8 count:int sets:Vector<StickerSetCovered> = messages.ArchivedStickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.archivedStickers>
@@ -469,7 +471,7 @@ extension Api {
     /// - `dataJSON#7d748d04 data:string = DataJSON;`
     ///
     /// <https://core.telegram.org/type/DataJSON>
-    public enum DataJSON: TLSchemaDescribed, TLParsable {
+    public enum DataJSON: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `dataJSON#7d748d04 data:string = DataJSON;`
         ///
         /// <https://core.telegram.org/constructor/dataJSON>
@@ -528,7 +530,7 @@ extension Api {
     /// - `fileHash#f39b035c offset:long limit:int hash:bytes = FileHash;`
     ///
     /// <https://core.telegram.org/type/FileHash>
-    public enum FileHash: TLSchemaDescribed, TLParsable {
+    public enum FileHash: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `fileHash#f39b035c offset:long limit:int hash:bytes = FileHash;`
         ///
         /// <https://core.telegram.org/constructor/fileHash>
@@ -601,7 +603,7 @@ extension Api {
     /// - `channelLocation#209b82db geo_point:GeoPoint address:string = ChannelLocation;`
     ///
     /// <https://core.telegram.org/type/ChannelLocation>
-    public enum ChannelLocation: TLSchemaDescribed, TLParsable {
+    public enum ChannelLocation: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `channelLocationEmpty#bfb5ad8b = ChannelLocation;`
         ///
         /// <https://core.telegram.org/constructor/channelLocationEmpty>
@@ -677,7 +679,7 @@ extension Api.help {
     /// - `help.countryCode#4203c5ef flags:# country_code:string prefixes:flags.0?Vector<string> patterns:flags.1?Vector<string> = help.CountryCode;`
     ///
     /// <https://core.telegram.org/type/help.CountryCode>
-    public enum CountryCode: TLSchemaDescribed, TLParsable {
+    public enum CountryCode: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.countryCode#4203c5ef flags:# country_code:string prefixes:flags.0?Vector<string> patterns:flags.1?Vector<string> = help.CountryCode;`
         ///
         /// <https://core.telegram.org/constructor/help.countryCode>
@@ -693,6 +695,7 @@ extension Api.help {
             public let prefixes: [String]?
             public let patterns: [String]?
 
+            @_optimize(none)
             public init(countryCode: String, prefixes: [String]? = nil, patterns: [String]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: prefixes != nil)
@@ -776,7 +779,7 @@ extension Api.messages {
     /// - `messages.searchResultsPositions#53b22baf count:int positions:Vector<SearchResultsPosition> = messages.SearchResultsPositions;`
     ///
     /// <https://core.telegram.org/type/messages.SearchResultsPositions>
-    public enum SearchResultsPositions: TLSchemaDescribed, TLParsable {
+    public enum SearchResultsPositions: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.searchResultsPositions#53b22baf count:int positions:Vector<SearchResultsPosition> = messages.SearchResultsPositions;`
         ///
         /// <https://core.telegram.org/constructor/messages.searchResultsPositions>
@@ -847,7 +850,7 @@ extension Api {
     /// - `attachMenuPeerTypeBroadcast#7bfbdefc = AttachMenuPeerType;`
     ///
     /// <https://core.telegram.org/type/AttachMenuPeerType>
-    public enum AttachMenuPeerType: TLSchemaDescribed, TLParsable {
+    public enum AttachMenuPeerType: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `attachMenuPeerTypeSameBotPM#7d6be90e = AttachMenuPeerType;`
         ///
         /// <https://core.telegram.org/constructor/attachMenuPeerTypeSameBotPM>
@@ -932,7 +935,7 @@ extension Api {
     /// - `starsSubscription#2e6eab1a flags:# canceled:flags.0?true can_refulfill:flags.1?true missing_balance:flags.2?true bot_canceled:flags.7?true id:string peer:Peer until_date:int pricing:StarsSubscriptionPricing chat_invite_hash:flags.3?string title:flags.4?string photo:flags.5?WebDocument invoice_slug:flags.6?string = StarsSubscription;`
     ///
     /// <https://core.telegram.org/type/StarsSubscription>
-    public enum StarsSubscription: TLSchemaDescribed, TLParsable {
+    public enum StarsSubscription: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starsSubscription#2e6eab1a flags:# canceled:flags.0?true can_refulfill:flags.1?true missing_balance:flags.2?true bot_canceled:flags.7?true id:string peer:Peer until_date:int pricing:StarsSubscriptionPricing chat_invite_hash:flags.3?string title:flags.4?string photo:flags.5?WebDocument invoice_slug:flags.6?string = StarsSubscription;`
         ///
         /// <https://core.telegram.org/constructor/starsSubscription>
@@ -957,6 +960,7 @@ extension Api {
             public var missingBalance: Bool { tlFlagIsSet(flags, 0x4) }
             public var botCanceled: Bool { tlFlagIsSet(flags, 0x80) }
 
+            @_optimize(none)
             public init(canceled: Bool = false, canRefulfill: Bool = false, missingBalance: Bool = false, botCanceled: Bool = false, id: String, peer: Api.Peer, untilDate: Int32, pricing: Api.StarsSubscriptionPricing, chatInviteHash: String? = nil, title: String? = nil, photo: Api.WebDocument? = nil, invoiceSlug: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: canceled)
@@ -1079,7 +1083,7 @@ extension Api {
     /// - `messageReportOption#7903e3d9 text:string option:bytes = MessageReportOption;`
     ///
     /// <https://core.telegram.org/type/MessageReportOption>
-    public enum MessageReportOption: TLSchemaDescribed, TLParsable {
+    public enum MessageReportOption: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messageReportOption#7903e3d9 text:string option:bytes = MessageReportOption;`
         ///
         /// <https://core.telegram.org/constructor/messageReportOption>
@@ -1143,6 +1147,7 @@ extension Api.functions.account {
     /// `account.setPrivacy#c9f81ce8 key:InputPrivacyKey rules:Vector<InputPrivacyRule> = account.PrivacyRules;`
     ///
     /// <https://core.telegram.org/method/account.setPrivacy>
+    @_optimize(none)
     public static func setPrivacy(key: Api.InputPrivacyKey, rules: [Api.InputPrivacyRule]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PrivacyRules>) {
         let buffer = Buffer()
         setPrivacy(into: buffer, key: key, rules: rules)
@@ -1150,7 +1155,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setPrivacy` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setPrivacy(into buffer: Buffer, key: Api.InputPrivacyKey, rules: [Api.InputPrivacyRule]) {
         buffer.appendUInt32(0xc9f81ce8)
         key.serialize(buffer, true)
@@ -1162,6 +1167,7 @@ extension Api.functions.account {
     /// `account.resetAuthorization#df77f3bc hash:long = Bool;`
     ///
     /// <https://core.telegram.org/method/account.resetAuthorization>
+    @_optimize(none)
     public static func resetAuthorization(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetAuthorization(into: buffer, hash: hash)
@@ -1169,7 +1175,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resetAuthorization` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resetAuthorization(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xdf77f3bc)
@@ -1182,6 +1188,7 @@ extension Api.functions.account {
     /// `account.resendPasswordEmail#7a7f2a15 = Bool;`
     ///
     /// <https://core.telegram.org/method/account.resendPasswordEmail>
+    @_optimize(none)
     public static func resendPasswordEmail() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resendPasswordEmail(into: buffer)
@@ -1189,7 +1196,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resendPasswordEmail` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resendPasswordEmail(into buffer: Buffer) {
         buffer.appendUInt32(0x7a7f2a15)
     }
@@ -1199,6 +1206,7 @@ extension Api.functions.account {
     /// `account.getGlobalPrivacySettings#eb2b4cf6 = GlobalPrivacySettings;`
     ///
     /// <https://core.telegram.org/method/account.getGlobalPrivacySettings>
+    @_optimize(none)
     public static func getGlobalPrivacySettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.GlobalPrivacySettings>) {
         let buffer = Buffer()
         getGlobalPrivacySettings(into: buffer)
@@ -1206,7 +1214,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getGlobalPrivacySettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getGlobalPrivacySettings(into buffer: Buffer) {
         buffer.appendUInt32(0xeb2b4cf6)
     }
@@ -1216,6 +1224,7 @@ extension Api.functions.messages {
     /// `messages.sendMessage#fef48f62 flags:# no_webpage:flags.1?true silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost rich_message:flags.23?InputRichMessage = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.sendMessage>
+    @_optimize(none)
     public static func sendMessage(noWebpage: Bool = false, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendMessage(into: buffer, noWebpage: noWebpage, silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, message: message, randomId: randomId, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars, suggestedPost: suggestedPost, richMessage: richMessage)
@@ -1223,7 +1232,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendMessage(into buffer: Buffer, noWebpage: Bool = false, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: noWebpage)
@@ -1284,6 +1293,7 @@ extension Api.functions.messages {
     /// `messages.readMessageContents#36a73f77 id:Vector<int> = messages.AffectedMessages;`
     ///
     /// <https://core.telegram.org/method/messages.readMessageContents>
+    @_optimize(none)
     public static func readMessageContents(id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
         let buffer = Buffer()
         readMessageContents(into: buffer, id: id)
@@ -1291,7 +1301,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readMessageContents` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func readMessageContents(into buffer: Buffer, id: [Int32]) {
         buffer.appendUInt32(0x36a73f77)
         buffer.appendVector(id, boxed: true)
@@ -1302,6 +1312,7 @@ extension Api.functions.messages {
     /// `messages.reorderPinnedSavedDialogs#8b716587 flags:# force:flags.0?true order:Vector<InputDialogPeer> = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.reorderPinnedSavedDialogs>
+    @_optimize(none)
     public static func reorderPinnedSavedDialogs(force: Bool = false, order: [Api.InputDialogPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderPinnedSavedDialogs(into: buffer, force: force, order: order)
@@ -1309,7 +1320,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderPinnedSavedDialogs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reorderPinnedSavedDialogs(into buffer: Buffer, force: Bool = false, order: [Api.InputDialogPeer]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: force)
@@ -1325,6 +1336,7 @@ extension Api.functions.messages {
     /// `messages.updateSavedReactionTag#60297dec flags:# reaction:Reaction title:flags.0?string = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.updateSavedReactionTag>
+    @_optimize(none)
     public static func updateSavedReactionTag(reaction: Api.Reaction, title: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateSavedReactionTag(into: buffer, reaction: reaction, title: title)
@@ -1332,7 +1344,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updateSavedReactionTag` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateSavedReactionTag(into buffer: Buffer, reaction: Api.Reaction, title: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: title != nil)
@@ -1351,6 +1363,7 @@ extension Api.functions.photos {
     /// `photos.updateProfilePhoto#09e82039 flags:# fallback:flags.0?true bot:flags.1?InputUser id:InputPhoto = photos.Photo;`
     ///
     /// <https://core.telegram.org/method/photos.updateProfilePhoto>
+    @_optimize(none)
     public static func updateProfilePhoto(fallback: Bool = false, bot: Api.InputUser? = nil, id: Api.InputPhoto) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photo>) {
         let buffer = Buffer()
         updateProfilePhoto(into: buffer, fallback: fallback, bot: bot, id: id)
@@ -1358,7 +1371,7 @@ extension Api.functions.photos {
     }
 
     /// Writes `photos.updateProfilePhoto` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateProfilePhoto(into buffer: Buffer, fallback: Bool = false, bot: Api.InputUser? = nil, id: Api.InputPhoto) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: fallback)
@@ -1376,6 +1389,7 @@ extension Api.functions.help {
     /// `help.getConfig#c4f9186b = Config;`
     ///
     /// <https://core.telegram.org/method/help.getConfig>
+    @_optimize(none)
     public static func getConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Config>) {
         let buffer = Buffer()
         getConfig(into: buffer)
@@ -1383,7 +1397,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getConfig` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getConfig(into buffer: Buffer) {
         buffer.appendUInt32(0xc4f9186b)
     }
@@ -1393,6 +1407,7 @@ extension Api.functions.channels {
     /// `channels.getLeftChannels#8341ecc0 offset:int = messages.Chats;`
     ///
     /// <https://core.telegram.org/method/channels.getLeftChannels>
+    @_optimize(none)
     public static func getLeftChannels(offset: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getLeftChannels(into: buffer, offset: offset)
@@ -1400,7 +1415,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getLeftChannels` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getLeftChannels(into buffer: Buffer, offset: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8341ecc0)
@@ -1413,6 +1428,7 @@ extension Api.functions.channels {
     /// `channels.getInactiveChannels#11e831ee = messages.InactiveChats;`
     ///
     /// <https://core.telegram.org/method/channels.getInactiveChannels>
+    @_optimize(none)
     public static func getInactiveChannels() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InactiveChats>) {
         let buffer = Buffer()
         getInactiveChannels(into: buffer)
@@ -1420,7 +1436,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getInactiveChannels` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getInactiveChannels(into buffer: Buffer) {
         buffer.appendUInt32(0x11e831ee)
     }
@@ -1430,6 +1446,7 @@ extension Api.functions.channels {
     /// `channels.checkSearchPostsFlood#22567115 flags:# query:flags.0?string = SearchPostsFlood;`
     ///
     /// <https://core.telegram.org/method/channels.checkSearchPostsFlood>
+    @_optimize(none)
     public static func checkSearchPostsFlood(query: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.SearchPostsFlood>) {
         let buffer = Buffer()
         checkSearchPostsFlood(into: buffer, query: query)
@@ -1437,7 +1454,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.checkSearchPostsFlood` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkSearchPostsFlood(into buffer: Buffer, query: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: query != nil)
@@ -1455,6 +1472,7 @@ extension Api.functions.channels {
     /// `channels.setMainProfileTab#3583fcb1 channel:InputChannel tab:ProfileTab = Bool;`
     ///
     /// <https://core.telegram.org/method/channels.setMainProfileTab>
+    @_optimize(none)
     public static func setMainProfileTab(channel: Api.InputChannel, tab: Api.ProfileTab) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setMainProfileTab(into: buffer, channel: channel, tab: tab)
@@ -1462,7 +1480,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.setMainProfileTab` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setMainProfileTab(into buffer: Buffer, channel: Api.InputChannel, tab: Api.ProfileTab) {
         buffer.appendUInt32(0x3583fcb1)
         channel.serialize(buffer, true)
@@ -1474,6 +1492,7 @@ extension Api.functions.bots {
     /// `bots.canSendMessage#1359f4e6 bot:InputUser = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.canSendMessage>
+    @_optimize(none)
     public static func canSendMessage(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         canSendMessage(into: buffer, bot: bot)
@@ -1481,7 +1500,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.canSendMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func canSendMessage(into buffer: Buffer, bot: Api.InputUser) {
         buffer.appendUInt32(0x1359f4e6)
         bot.serialize(buffer, true)
@@ -1492,6 +1511,7 @@ extension Api.functions.stickers {
     /// `stickers.removeStickerFromSet#f7760f51 sticker:InputDocument = messages.StickerSet;`
     ///
     /// <https://core.telegram.org/method/stickers.removeStickerFromSet>
+    @_optimize(none)
     public static func removeStickerFromSet(sticker: Api.InputDocument) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         removeStickerFromSet(into: buffer, sticker: sticker)
@@ -1499,7 +1519,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.removeStickerFromSet` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func removeStickerFromSet(into buffer: Buffer, sticker: Api.InputDocument) {
         buffer.appendUInt32(0xf7760f51)
         sticker.serialize(buffer, true)
@@ -1510,6 +1530,7 @@ extension Api.functions.phone {
     /// `phone.discardGroupCall#7a777135 call:InputGroupCall = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.discardGroupCall>
+    @_optimize(none)
     public static func discardGroupCall(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         discardGroupCall(into: buffer, call: call)
@@ -1517,7 +1538,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.discardGroupCall` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func discardGroupCall(into buffer: Buffer, call: Api.InputGroupCall) {
         buffer.appendUInt32(0x7a777135)
         call.serialize(buffer, true)
@@ -1528,6 +1549,7 @@ extension Api.functions.phone {
     /// `phone.getGroupCallStreamRtmpUrl#5af4c73a flags:# live_story:flags.0?true peer:InputPeer revoke:Bool = phone.GroupCallStreamRtmpUrl;`
     ///
     /// <https://core.telegram.org/method/phone.getGroupCallStreamRtmpUrl>
+    @_optimize(none)
     public static func getGroupCallStreamRtmpUrl(liveStory: Bool = false, peer: Api.InputPeer, revoke: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCallStreamRtmpUrl>) {
         let buffer = Buffer()
         getGroupCallStreamRtmpUrl(into: buffer, liveStory: liveStory, peer: peer, revoke: revoke)
@@ -1535,7 +1557,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupCallStreamRtmpUrl` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getGroupCallStreamRtmpUrl(into buffer: Buffer, liveStory: Bool = false, peer: Api.InputPeer, revoke: Bool) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: liveStory)
@@ -1552,6 +1574,7 @@ extension Api.functions.stats {
     /// `stats.loadAsyncGraph#621d5fa0 flags:# token:string x:flags.0?long = StatsGraph;`
     ///
     /// <https://core.telegram.org/method/stats.loadAsyncGraph>
+    @_optimize(none)
     public static func loadAsyncGraph(token: String, x: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StatsGraph>) {
         let buffer = Buffer()
         loadAsyncGraph(into: buffer, token: token, x: x)
@@ -1559,7 +1582,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.loadAsyncGraph` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func loadAsyncGraph(into buffer: Buffer, token: String, x: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: x != nil)
@@ -1578,6 +1601,7 @@ extension Api.functions.stories {
     /// `stories.getPeerMaxIDs#78499170 id:Vector<InputPeer> = Vector<RecentStory>;`
     ///
     /// <https://core.telegram.org/method/stories.getPeerMaxIDs>
+    @_optimize(none)
     public static func getPeerMaxIDs(id: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.RecentStory]>) {
         let buffer = Buffer()
         getPeerMaxIDs(into: buffer, id: id)
@@ -1585,7 +1609,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getPeerMaxIDs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPeerMaxIDs(into buffer: Buffer, id: [Api.InputPeer]) {
         buffer.appendUInt32(0x78499170)
         buffer.appendVector(id, boxed: true)

@@ -30,7 +30,7 @@ extension Api {
     /// - `sendMessageStopDraftAction#fbf902b0 random_id:long = SendMessageAction;`
     ///
     /// <https://core.telegram.org/type/SendMessageAction>
-    public enum SendMessageAction: TLSchemaDescribed, TLParsable {
+    public enum SendMessageAction: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `sendMessageTypingAction#16bf744e = SendMessageAction;`
         ///
         /// <https://core.telegram.org/constructor/sendMessageTypingAction>
@@ -223,6 +223,7 @@ extension Api {
             public var canStop: Bool { tlFlagIsSet(flags, 0x1) }
             public var keepOnStop: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(canStop: Bool = false, keepOnStop: Bool = false, randomId: Int64, text: Api.TextWithEntities) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: canStop)
@@ -250,6 +251,7 @@ extension Api {
             public var canStop: Bool { tlFlagIsSet(flags, 0x1) }
             public var keepOnStop: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(canStop: Bool = false, keepOnStop: Bool = false, randomId: Int64, richMessage: Api.InputRichMessage) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: canStop)
@@ -277,6 +279,7 @@ extension Api {
             public var canStop: Bool { tlFlagIsSet(flags, 0x1) }
             public var keepOnStop: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(canStop: Bool = false, keepOnStop: Bool = false, randomId: Int64, richMessage: Api.RichMessage) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: canStop)
@@ -621,7 +624,7 @@ extension Api.messages {
     /// - `messages.messageEditData#26b5dde6 flags:# caption:flags.0?true = messages.MessageEditData;`
     ///
     /// <https://core.telegram.org/type/messages.MessageEditData>
-    public enum MessageEditData: TLSchemaDescribed, TLParsable {
+    public enum MessageEditData: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.messageEditData#26b5dde6 flags:# caption:flags.0?true = messages.MessageEditData;`
         ///
         /// <https://core.telegram.org/constructor/messages.messageEditData>
@@ -635,6 +638,7 @@ extension Api.messages {
             public let flags: Int32
             public var caption: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(caption: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: caption)
@@ -692,7 +696,7 @@ extension Api {
     /// - `inputSecureFile#5367e5be id:long access_hash:long = InputSecureFile;`
     ///
     /// <https://core.telegram.org/type/InputSecureFile>
-    public enum InputSecureFile: TLSchemaDescribed, TLParsable {
+    public enum InputSecureFile: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputSecureFileUploaded#3334b0f0 id:long parts:int md5_checksum:string file_hash:bytes secret:bytes = InputSecureFile;`
         ///
         /// <https://core.telegram.org/constructor/inputSecureFileUploaded>
@@ -811,7 +815,7 @@ extension Api {
     /// - `wallPaperSettings#372efcd0 flags:# blur:flags.1?true motion:flags.2?true background_color:flags.0?int second_background_color:flags.4?int third_background_color:flags.5?int fourth_background_color:flags.6?int intensity:flags.3?int rotation:flags.4?int emoticon:flags.7?string = WallPaperSettings;`
     ///
     /// <https://core.telegram.org/type/WallPaperSettings>
-    public enum WallPaperSettings: TLSchemaDescribed, TLParsable {
+    public enum WallPaperSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `wallPaperSettings#372efcd0 flags:# blur:flags.1?true motion:flags.2?true background_color:flags.0?int second_background_color:flags.4?int third_background_color:flags.5?int fourth_background_color:flags.6?int intensity:flags.3?int rotation:flags.4?int emoticon:flags.7?string = WallPaperSettings;`
         ///
         /// <https://core.telegram.org/constructor/wallPaperSettings>
@@ -833,6 +837,7 @@ extension Api {
             public var blur: Bool { tlFlagIsSet(flags, 0x2) }
             public var motion: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(blur: Bool = false, motion: Bool = false, backgroundColor: Int32? = nil, secondBackgroundColor: Int32? = nil, thirdBackgroundColor: Int32? = nil, fourthBackgroundColor: Int32? = nil, intensity: Int32? = nil, rotation: Int32? = nil, emoticon: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: blur)
@@ -967,7 +972,7 @@ extension Api.messages {
     /// - `messages.discussionMessage#a6341782 flags:# messages:Vector<Message> max_id:flags.0?int read_inbox_max_id:flags.1?int read_outbox_max_id:flags.2?int unread_count:int chats:Vector<Chat> users:Vector<User> = messages.DiscussionMessage;`
     ///
     /// <https://core.telegram.org/type/messages.DiscussionMessage>
-    public enum DiscussionMessage: TLSchemaDescribed, TLParsable {
+    public enum DiscussionMessage: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.discussionMessage#a6341782 flags:# messages:Vector<Message> max_id:flags.0?int read_inbox_max_id:flags.1?int read_outbox_max_id:flags.2?int unread_count:int chats:Vector<Chat> users:Vector<User> = messages.DiscussionMessage;`
         ///
         /// <https://core.telegram.org/constructor/messages.discussionMessage>
@@ -987,6 +992,7 @@ extension Api.messages {
             public let chats: [Api.Chat]
             public let users: [Api.User]
 
+            @_optimize(none)
             public init(messages: [Api.Message], maxId: Int32? = nil, readInboxMaxId: Int32? = nil, readOutboxMaxId: Int32? = nil, unreadCount: Int32, chats: [Api.Chat], users: [Api.User]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: maxId != nil)
@@ -1098,7 +1104,7 @@ extension Api.stats {
     /// - `stats.messageStats#7fe91c14 views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.MessageStats;`
     ///
     /// <https://core.telegram.org/type/stats.MessageStats>
-    public enum MessageStats: TLSchemaDescribed, TLParsable {
+    public enum MessageStats: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stats.messageStats#7fe91c14 views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.MessageStats;`
         ///
         /// <https://core.telegram.org/constructor/stats.messageStats>
@@ -1163,7 +1169,7 @@ extension Api.phone {
     /// - `phone.joinAsPeers#afe5623f peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = phone.JoinAsPeers;`
     ///
     /// <https://core.telegram.org/type/phone.JoinAsPeers>
-    public enum JoinAsPeers: TLSchemaDescribed, TLParsable {
+    public enum JoinAsPeers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `phone.joinAsPeers#afe5623f peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = phone.JoinAsPeers;`
         ///
         /// <https://core.telegram.org/constructor/phone.joinAsPeers>
@@ -1233,7 +1239,7 @@ extension Api {
     /// - `businessWeeklyOpen#120b1ab9 start_minute:int end_minute:int = BusinessWeeklyOpen;`
     ///
     /// <https://core.telegram.org/type/BusinessWeeklyOpen>
-    public enum BusinessWeeklyOpen: TLSchemaDescribed, TLParsable {
+    public enum BusinessWeeklyOpen: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `businessWeeklyOpen#120b1ab9 start_minute:int end_minute:int = BusinessWeeklyOpen;`
         ///
         /// <https://core.telegram.org/constructor/businessWeeklyOpen>
@@ -1300,7 +1306,7 @@ extension Api {
     /// - `businessLocation#ac5c1af7 flags:# geo_point:flags.0?GeoPoint address:string = BusinessLocation;`
     ///
     /// <https://core.telegram.org/type/BusinessLocation>
-    public enum BusinessLocation: TLSchemaDescribed, TLParsable {
+    public enum BusinessLocation: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `businessLocation#ac5c1af7 flags:# geo_point:flags.0?GeoPoint address:string = BusinessLocation;`
         ///
         /// <https://core.telegram.org/constructor/businessLocation>
@@ -1315,6 +1321,7 @@ extension Api {
             public let geoPoint: Api.GeoPoint?
             public let address: String
 
+            @_optimize(none)
             public init(geoPoint: Api.GeoPoint? = nil, address: String) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: geoPoint != nil)
@@ -1385,7 +1392,7 @@ extension Api {
     /// - `botBusinessConnection#8f34b2f5 flags:# disabled:flags.1?true connection_id:string user_id:long dc_id:int date:int rights:flags.2?BusinessBotRights = BotBusinessConnection;`
     ///
     /// <https://core.telegram.org/type/BotBusinessConnection>
-    public enum BotBusinessConnection: TLSchemaDescribed, TLParsable {
+    public enum BotBusinessConnection: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `botBusinessConnection#8f34b2f5 flags:# disabled:flags.1?true connection_id:string user_id:long dc_id:int date:int rights:flags.2?BusinessBotRights = BotBusinessConnection;`
         ///
         /// <https://core.telegram.org/constructor/botBusinessConnection>
@@ -1404,6 +1411,7 @@ extension Api {
             public let rights: Api.BusinessBotRights?
             public var disabled: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(disabled: Bool = false, connectionId: String, userId: Int64, dcId: Int32, date: Int32, rights: Api.BusinessBotRights? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: disabled)
@@ -1494,7 +1502,7 @@ extension Api {
     /// - `paidReactionPrivacyPeer#dc6cfcf0 peer:InputPeer = PaidReactionPrivacy;`
     ///
     /// <https://core.telegram.org/type/PaidReactionPrivacy>
-    public enum PaidReactionPrivacy: TLSchemaDescribed, TLParsable {
+    public enum PaidReactionPrivacy: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `paidReactionPrivacyDefault#206ad49e = PaidReactionPrivacy;`
         ///
         /// <https://core.telegram.org/constructor/paidReactionPrivacyDefault>
@@ -1577,7 +1585,7 @@ extension Api {
     /// - `starGiftAttributeIdBackdrop#1f01c757 backdrop_id:int = StarGiftAttributeId;`
     ///
     /// <https://core.telegram.org/type/StarGiftAttributeId>
-    public enum StarGiftAttributeId: TLSchemaDescribed, TLParsable {
+    public enum StarGiftAttributeId: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starGiftAttributeIdModel#48aaae3c document_id:long = StarGiftAttributeId;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAttributeIdModel>
@@ -1738,6 +1746,7 @@ extension Api.functions.account {
     /// `account.updateStatus#6628562c offline:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/account.updateStatus>
+    @_optimize(none)
     public static func updateStatus(offline: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateStatus(into: buffer, offline: offline)
@@ -1745,7 +1754,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateStatus` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateStatus(into buffer: Buffer, offline: Bool) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x6628562c)
@@ -1758,6 +1767,7 @@ extension Api.functions.account {
     /// `account.sendConfirmPhoneCode#1b3faa88 hash:string settings:CodeSettings = auth.SentCode;`
     ///
     /// <https://core.telegram.org/method/account.sendConfirmPhoneCode>
+    @_optimize(none)
     public static func sendConfirmPhoneCode(hash: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
         let buffer = Buffer()
         sendConfirmPhoneCode(into: buffer, hash: hash, settings: settings)
@@ -1765,7 +1775,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.sendConfirmPhoneCode` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendConfirmPhoneCode(into buffer: Buffer, hash: String, settings: Api.CodeSettings) {
         buffer.appendUInt32(0x1b3faa88)
         buffer.appendTLString(hash)
@@ -1777,6 +1787,7 @@ extension Api.functions.account {
     /// `account.deleteBusinessChatLink#60073674 slug:string = Bool;`
     ///
     /// <https://core.telegram.org/method/account.deleteBusinessChatLink>
+    @_optimize(none)
     public static func deleteBusinessChatLink(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteBusinessChatLink(into: buffer, slug: slug)
@@ -1784,7 +1795,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.deleteBusinessChatLink` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteBusinessChatLink(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0x60073674)
         buffer.appendTLString(slug)
@@ -1795,6 +1806,7 @@ extension Api.functions.users {
     /// `users.getSavedMusic#788d7fe3 id:InputUser offset:int limit:int hash:long = users.SavedMusic;`
     ///
     /// <https://core.telegram.org/method/users.getSavedMusic>
+    @_optimize(none)
     public static func getSavedMusic(id: Api.InputUser, offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.SavedMusic>) {
         let buffer = Buffer()
         getSavedMusic(into: buffer, id: id, offset: offset, limit: limit, hash: hash)
@@ -1802,7 +1814,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.getSavedMusic` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSavedMusic(into buffer: Buffer, id: Api.InputUser, offset: Int32, limit: Int32, hash: Int64) {
         buffer.appendUInt32(0x788d7fe3)
         id.serialize(buffer, true)
@@ -1818,6 +1830,7 @@ extension Api.functions.users {
     /// `users.getSavedMusicByID#7573a4e9 id:InputUser documents:Vector<InputDocument> = users.SavedMusic;`
     ///
     /// <https://core.telegram.org/method/users.getSavedMusicByID>
+    @_optimize(none)
     public static func getSavedMusicByID(id: Api.InputUser, documents: [Api.InputDocument]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.SavedMusic>) {
         let buffer = Buffer()
         getSavedMusicByID(into: buffer, id: id, documents: documents)
@@ -1825,7 +1838,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.getSavedMusicByID` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSavedMusicByID(into buffer: Buffer, id: Api.InputUser, documents: [Api.InputDocument]) {
         buffer.appendUInt32(0x7573a4e9)
         id.serialize(buffer, true)
@@ -1837,6 +1850,7 @@ extension Api.functions.messages {
     /// `messages.reorderPinnedForumTopics#0e7841f0 flags:# force:flags.0?true peer:InputPeer order:Vector<int> = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.reorderPinnedForumTopics>
+    @_optimize(none)
     public static func reorderPinnedForumTopics(force: Bool = false, peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         reorderPinnedForumTopics(into: buffer, force: force, peer: peer, order: order)
@@ -1844,7 +1858,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderPinnedForumTopics` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reorderPinnedForumTopics(into buffer: Buffer, force: Bool = false, peer: Api.InputPeer, order: [Int32]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: force)
@@ -1861,6 +1875,7 @@ extension Api.functions.bots {
     /// `bots.checkUsername#87f2219b username:string = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.checkUsername>
+    @_optimize(none)
     public static func checkUsername(username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkUsername(into: buffer, username: username)
@@ -1868,7 +1883,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.checkUsername` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func checkUsername(into buffer: Buffer, username: String) {
         buffer.appendUInt32(0x87f2219b)
         buffer.appendTLString(username)
@@ -1879,6 +1894,7 @@ extension Api.functions.payments {
     /// `payments.toggleStarGiftsPinnedToTop#1513e7b0 peer:InputPeer stargift:Vector<InputSavedStarGift> = Bool;`
     ///
     /// <https://core.telegram.org/method/payments.toggleStarGiftsPinnedToTop>
+    @_optimize(none)
     public static func toggleStarGiftsPinnedToTop(peer: Api.InputPeer, stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleStarGiftsPinnedToTop(into: buffer, peer: peer, stargift: stargift)
@@ -1886,7 +1902,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.toggleStarGiftsPinnedToTop` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleStarGiftsPinnedToTop(into buffer: Buffer, peer: Api.InputPeer, stargift: [Api.InputSavedStarGift]) {
         buffer.appendUInt32(0x1513e7b0)
         peer.serialize(buffer, true)
@@ -1898,6 +1914,7 @@ extension Api.functions.phone {
     /// `phone.leaveGroupCall#500377f9 call:InputGroupCall source:int = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.leaveGroupCall>
+    @_optimize(none)
     public static func leaveGroupCall(call: Api.InputGroupCall, source: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         leaveGroupCall(into: buffer, call: call, source: source)
@@ -1905,7 +1922,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.leaveGroupCall` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func leaveGroupCall(into buffer: Buffer, call: Api.InputGroupCall, source: Int32) {
         buffer.appendUInt32(0x500377f9)
         call.serialize(buffer, true)
@@ -1917,6 +1934,7 @@ extension Api.functions.phone {
     /// `phone.toggleGroupCallRecord#f128c708 flags:# start:flags.0?true video:flags.2?true call:InputGroupCall title:flags.1?string video_portrait:flags.2?Bool = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.toggleGroupCallRecord>
+    @_optimize(none)
     public static func toggleGroupCallRecord(start: Bool = false, call: Api.InputGroupCall, title: String? = nil, videoPortrait: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleGroupCallRecord(into: buffer, start: start, call: call, title: title, videoPortrait: videoPortrait)
@@ -1924,7 +1942,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.toggleGroupCallRecord` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleGroupCallRecord(into buffer: Buffer, start: Bool = false, call: Api.InputGroupCall, title: String? = nil, videoPortrait: Bool? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: start)
@@ -1948,6 +1966,7 @@ extension Api.functions.phone {
     /// `phone.startScheduledGroupCall#5680e342 call:InputGroupCall = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.startScheduledGroupCall>
+    @_optimize(none)
     public static func startScheduledGroupCall(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         startScheduledGroupCall(into: buffer, call: call)
@@ -1955,7 +1974,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.startScheduledGroupCall` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func startScheduledGroupCall(into buffer: Buffer, call: Api.InputGroupCall) {
         buffer.appendUInt32(0x5680e342)
         call.serialize(buffer, true)
@@ -1966,6 +1985,7 @@ extension Api.functions.phone {
     /// `phone.deleteGroupCallMessages#f64f54f7 flags:# report_spam:flags.0?true call:InputGroupCall messages:Vector<int> = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.deleteGroupCallMessages>
+    @_optimize(none)
     public static func deleteGroupCallMessages(reportSpam: Bool = false, call: Api.InputGroupCall, messages: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteGroupCallMessages(into: buffer, reportSpam: reportSpam, call: call, messages: messages)
@@ -1973,7 +1993,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.deleteGroupCallMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteGroupCallMessages(into buffer: Buffer, reportSpam: Bool = false, call: Api.InputGroupCall, messages: [Int32]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reportSpam)
@@ -1990,6 +2010,7 @@ extension Api.functions.chatlists {
     /// `chatlists.leaveChatlist#74fae13a chatlist:InputChatlist peers:Vector<InputPeer> = Updates;`
     ///
     /// <https://core.telegram.org/method/chatlists.leaveChatlist>
+    @_optimize(none)
     public static func leaveChatlist(chatlist: Api.InputChatlist, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         leaveChatlist(into: buffer, chatlist: chatlist, peers: peers)
@@ -1997,7 +2018,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.leaveChatlist` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func leaveChatlist(into buffer: Buffer, chatlist: Api.InputChatlist, peers: [Api.InputPeer]) {
         buffer.appendUInt32(0x74fae13a)
         chatlist.serialize(buffer, true)
@@ -2009,6 +2030,7 @@ extension Api.functions.stories {
     /// `stories.canSendStory#30eb63f0 peer:InputPeer = stories.CanSendStoryCount;`
     ///
     /// <https://core.telegram.org/method/stories.canSendStory>
+    @_optimize(none)
     public static func canSendStory(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.CanSendStoryCount>) {
         let buffer = Buffer()
         canSendStory(into: buffer, peer: peer)
@@ -2016,7 +2038,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.canSendStory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func canSendStory(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x30eb63f0)
         peer.serialize(buffer, true)
@@ -2027,6 +2049,7 @@ extension Api.functions.stories {
     /// `stories.sendReaction#7fd736b2 flags:# add_to_recent:flags.0?true peer:InputPeer story_id:int reaction:Reaction = Updates;`
     ///
     /// <https://core.telegram.org/method/stories.sendReaction>
+    @_optimize(none)
     public static func sendReaction(addToRecent: Bool = false, peer: Api.InputPeer, storyId: Int32, reaction: Api.Reaction) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendReaction(into: buffer, addToRecent: addToRecent, peer: peer, storyId: storyId, reaction: reaction)
@@ -2034,7 +2057,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.sendReaction` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendReaction(into buffer: Buffer, addToRecent: Bool = false, peer: Api.InputPeer, storyId: Int32, reaction: Api.Reaction) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: addToRecent)
@@ -2052,6 +2075,7 @@ extension Api.functions.premium {
     /// `premium.getUserBoosts#39854d1f peer:InputPeer user_id:InputUser = premium.BoostsList;`
     ///
     /// <https://core.telegram.org/method/premium.getUserBoosts>
+    @_optimize(none)
     public static func getUserBoosts(peer: Api.InputPeer, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsList>) {
         let buffer = Buffer()
         getUserBoosts(into: buffer, peer: peer, userId: userId)
@@ -2059,7 +2083,7 @@ extension Api.functions.premium {
     }
 
     /// Writes `premium.getUserBoosts` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getUserBoosts(into buffer: Buffer, peer: Api.InputPeer, userId: Api.InputUser) {
         buffer.appendUInt32(0x39854d1f)
         peer.serialize(buffer, true)
@@ -2071,6 +2095,7 @@ extension Api.functions.smsjobs {
     /// `smsjobs.leave#9898ad73 = Bool;`
     ///
     /// <https://core.telegram.org/method/smsjobs.leave>
+    @_optimize(none)
     public static func leave() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         leave(into: buffer)
@@ -2078,7 +2103,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.leave` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func leave(into buffer: Buffer) {
         buffer.appendUInt32(0x9898ad73)
     }
@@ -2088,6 +2113,7 @@ extension Api.functions.ephemeral {
     /// `ephemeral.sendMessage#ba8d5f35 flags:# invert_media:flags.6?true welcome:flags.7?true anchor:flags.9?true noforwards:flags.10?true peer:flags.8?InputPeer receiver_id:InputUser query_id:flags.0?long message:string entities:flags.1?Vector<MessageEntity> media:flags.2?InputMedia reply_markup:flags.3?ReplyMarkup rich_message:flags.4?InputRichMessage random_id:long reply_to:flags.5?InputReplyTo = Updates;`
     ///
     /// <https://core.telegram.org/method/ephemeral.sendMessage>
+    @_optimize(none)
     public static func sendMessage(invertMedia: Bool = false, welcome: Bool = false, anchor: Bool = false, noforwards: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, queryId: Int64? = nil, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil, randomId: Int64, replyTo: Api.InputReplyTo? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendMessage(into: buffer, invertMedia: invertMedia, welcome: welcome, anchor: anchor, noforwards: noforwards, peer: peer, receiverId: receiverId, queryId: queryId, message: message, entities: entities, media: media, replyMarkup: replyMarkup, richMessage: richMessage, randomId: randomId, replyTo: replyTo)
@@ -2095,7 +2121,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.sendMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendMessage(into buffer: Buffer, invertMedia: Bool = false, welcome: Bool = false, anchor: Bool = false, noforwards: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, queryId: Int64? = nil, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil, randomId: Int64, replyTo: Api.InputReplyTo? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x40, when: invertMedia)
@@ -2134,6 +2160,7 @@ extension Api.functions.ephemeral {
     /// `ephemeral.reportMessage#8704f2bf peer:InputPeer id:int option:bytes message:string = ReportResult;`
     ///
     /// <https://core.telegram.org/method/ephemeral.reportMessage>
+    @_optimize(none)
     public static func reportMessage(peer: Api.InputPeer, id: Int32, option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
         let buffer = Buffer()
         reportMessage(into: buffer, peer: peer, id: id, option: option, message: message)
@@ -2141,7 +2168,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.reportMessage` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reportMessage(into buffer: Buffer, peer: Api.InputPeer, id: Int32, option: [UInt8], message: String) {
         buffer.appendUInt32(0x8704f2bf)
         peer.serialize(buffer, true)

@@ -9,7 +9,7 @@ extension Api {
     /// - `contactStatus#16d9703b user_id:long status:UserStatus = ContactStatus;`
     ///
     /// <https://core.telegram.org/type/ContactStatus>
-    public enum ContactStatus: TLSchemaDescribed, TLParsable {
+    public enum ContactStatus: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `contactStatus#16d9703b user_id:long status:UserStatus = ContactStatus;`
         ///
         /// <https://core.telegram.org/constructor/contactStatus>
@@ -82,7 +82,7 @@ extension Api {
     /// - `updateShortSentMessage#9015e101 flags:# out:flags.1?true id:int pts:int pts_count:int date:int media:flags.9?MessageMedia entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
     ///
     /// <https://core.telegram.org/type/Updates>
-    public enum Updates: TLSchemaDescribed, TLParsable {
+    public enum Updates: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `updatesTooLong#e317af7e = Updates;`
         ///
         /// <https://core.telegram.org/constructor/updatesTooLong>
@@ -134,6 +134,7 @@ extension Api {
             public var mediaUnread: Bool { tlFlagIsSet(flags, 0x20) }
             public var silent: Bool { tlFlagIsSet(flags, 0x2000) }
 
+            @_optimize(none)
             public init(out: Bool = false, mentioned: Bool = false, mediaUnread: Bool = false, silent: Bool = false, id: Int32, userId: Int64, message: String, pts: Int32, ptsCount: Int32, date: Int32, fwdFrom: Api.MessageFwdHeader? = nil, viaBotId: Int64? = nil, replyTo: Api.MessageReplyHeader? = nil, entities: [Api.MessageEntity]? = nil, ttlPeriod: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: out)
@@ -198,6 +199,7 @@ extension Api {
             public var mediaUnread: Bool { tlFlagIsSet(flags, 0x20) }
             public var silent: Bool { tlFlagIsSet(flags, 0x2000) }
 
+            @_optimize(none)
             public init(out: Bool = false, mentioned: Bool = false, mediaUnread: Bool = false, silent: Bool = false, id: Int32, fromId: Int64, chatId: Int64, message: String, pts: Int32, ptsCount: Int32, date: Int32, fwdFrom: Api.MessageFwdHeader? = nil, viaBotId: Int64? = nil, replyTo: Api.MessageReplyHeader? = nil, entities: [Api.MessageEntity]? = nil, ttlPeriod: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: out)
@@ -309,6 +311,7 @@ extension Api {
             public let ttlPeriod: Int32?
             public var out: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(out: Bool = false, id: Int32, pts: Int32, ptsCount: Int32, date: Int32, media: Api.MessageMedia? = nil, entities: [Api.MessageEntity]? = nil, ttlPeriod: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: out)
@@ -654,7 +657,7 @@ extension Api.auth {
     /// - `auth.passwordRecovery#137948a5 email_pattern:string = auth.PasswordRecovery;`
     ///
     /// <https://core.telegram.org/type/auth.PasswordRecovery>
-    public enum PasswordRecovery: TLSchemaDescribed, TLParsable {
+    public enum PasswordRecovery: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `auth.passwordRecovery#137948a5 email_pattern:string = auth.PasswordRecovery;`
         ///
         /// <https://core.telegram.org/constructor/auth.passwordRecovery>
@@ -714,7 +717,7 @@ extension Api {
     /// - `chatInvitePublicJoinRequests#ed107ab7 = ExportedChatInvite;`
     ///
     /// <https://core.telegram.org/type/ExportedChatInvite>
-    public enum ExportedChatInvite: TLSchemaDescribed, TLParsable {
+    public enum ExportedChatInvite: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatInviteExported#a22cbd96 flags:# revoked:flags.0?true permanent:flags.5?true request_needed:flags.6?true link:string admin_id:long date:int start_date:flags.4?int expire_date:flags.1?int usage_limit:flags.2?int usage:flags.3?int requested:flags.7?int subscription_expired:flags.10?int title:flags.8?string subscription_pricing:flags.9?StarsSubscriptionPricing = ExportedChatInvite;`
         ///
         /// <https://core.telegram.org/constructor/chatInviteExported>
@@ -745,6 +748,7 @@ extension Api {
             public var permanent: Bool { tlFlagIsSet(flags, 0x20) }
             public var requestNeeded: Bool { tlFlagIsSet(flags, 0x40) }
 
+            @_optimize(none)
             public init(revoked: Bool = false, permanent: Bool = false, requestNeeded: Bool = false, link: String, adminId: Int64, date: Int32, startDate: Int32? = nil, expireDate: Int32? = nil, usageLimit: Int32? = nil, usage: Int32? = nil, requested: Int32? = nil, subscriptionExpired: Int32? = nil, title: String? = nil, subscriptionPricing: Api.StarsSubscriptionPricing? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: revoked)
@@ -914,7 +918,7 @@ extension Api {
     /// - `postAddress#1e8caaeb street_line1:string street_line2:string city:string state:string country_iso2:string post_code:string = PostAddress;`
     ///
     /// <https://core.telegram.org/type/PostAddress>
-    public enum PostAddress: TLSchemaDescribed, TLParsable {
+    public enum PostAddress: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `postAddress#1e8caaeb street_line1:string street_line2:string city:string state:string country_iso2:string post_code:string = PostAddress;`
         ///
         /// <https://core.telegram.org/constructor/postAddress>
@@ -999,7 +1003,7 @@ extension Api {
     /// - `inputPhoneCall#1e36fded id:long access_hash:long = InputPhoneCall;`
     ///
     /// <https://core.telegram.org/type/InputPhoneCall>
-    public enum InputPhoneCall: TLSchemaDescribed, TLParsable {
+    public enum InputPhoneCall: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputPhoneCall#1e36fded id:long access_hash:long = InputPhoneCall;`
         ///
         /// <https://core.telegram.org/constructor/inputPhoneCall>
@@ -1066,7 +1070,7 @@ extension Api {
     /// - `statsURL#47a971e0 url:string = StatsURL;`
     ///
     /// <https://core.telegram.org/type/StatsURL>
-    public enum StatsURL: TLSchemaDescribed, TLParsable {
+    public enum StatsURL: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `statsURL#47a971e0 url:string = StatsURL;`
         ///
         /// <https://core.telegram.org/constructor/statsURL>
@@ -1127,7 +1131,7 @@ extension Api {
     /// - `urlAuthResultDefault#a9d6db1f = UrlAuthResult;`
     ///
     /// <https://core.telegram.org/type/UrlAuthResult>
-    public enum UrlAuthResult: TLSchemaDescribed, TLParsable {
+    public enum UrlAuthResult: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `urlAuthResultRequest#3cd623ec flags:# request_write_access:flags.0?true request_phone_number:flags.1?true match_codes_first:flags.5?true is_app:flags.6?true bot:User domain:string browser:flags.2?string platform:flags.2?string ip:flags.2?string region:flags.2?string match_codes:flags.3?Vector<string> user_id_hint:flags.4?long verified_app_name:flags.7?string = UrlAuthResult;`
         ///
         /// <https://core.telegram.org/constructor/urlAuthResultRequest>
@@ -1161,6 +1165,7 @@ extension Api {
             public var matchCodesFirst: Bool { tlFlagIsSet(flags, 0x20) }
             public var isApp: Bool { tlFlagIsSet(flags, 0x40) }
 
+            @_optimize(none)
             public init(requestWriteAccess: Bool = false, requestPhoneNumber: Bool = false, matchCodesFirst: Bool = false, isApp: Bool = false, bot: Api.User, domain: String, browser: String? = nil, platform: String? = nil, ip: String? = nil, region: String? = nil, matchCodes: [String]? = nil, userIdHint: Int64? = nil, verifiedAppName: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: requestWriteAccess)
@@ -1205,6 +1210,7 @@ extension Api {
             public let flags: Int32
             public let url: String?
 
+            @_optimize(none)
             public init(url: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: url != nil)
@@ -1360,7 +1366,7 @@ extension Api {
     /// - `peerSelfLocated#f8ec284b expires:int = PeerLocated;`
     ///
     /// <https://core.telegram.org/type/PeerLocated>
-    public enum PeerLocated: TLSchemaDescribed, TLParsable {
+    public enum PeerLocated: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `peerLocated#ca461b5d peer:Peer expires:int distance:int = PeerLocated;`
         ///
         /// <https://core.telegram.org/constructor/peerLocated>
@@ -1465,7 +1471,7 @@ extension Api.account {
     /// - `account.resetPasswordOk#e926d63e = account.ResetPasswordResult;`
     ///
     /// <https://core.telegram.org/type/account.ResetPasswordResult>
-    public enum ResetPasswordResult: TLSchemaDescribed, TLParsable {
+    public enum ResetPasswordResult: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.resetPasswordFailedWait#e3779861 retry_date:int = account.ResetPasswordResult;`
         ///
         /// <https://core.telegram.org/constructor/account.resetPasswordFailedWait>
@@ -1569,7 +1575,7 @@ extension Api.help {
     /// - `help.peerColorProfileSet#767d61eb palette_colors:Vector<int> bg_colors:Vector<int> story_colors:Vector<int> = help.PeerColorSet;`
     ///
     /// <https://core.telegram.org/type/help.PeerColorSet>
-    public enum PeerColorSet: TLSchemaDescribed, TLParsable {
+    public enum PeerColorSet: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.peerColorSet#26219a58 colors:Vector<int> = help.PeerColorSet;`
         ///
         /// <https://core.telegram.org/constructor/help.peerColorSet>
@@ -1670,7 +1676,7 @@ extension Api {
     /// - `storyReactionPublicRepost#cfcd0f13 peer_id:Peer story:StoryItem = StoryReaction;`
     ///
     /// <https://core.telegram.org/type/StoryReaction>
-    public enum StoryReaction: TLSchemaDescribed, TLParsable {
+    public enum StoryReaction: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `storyReaction#6090d6d5 peer_id:Peer date:int reaction:Reaction = StoryReaction;`
         ///
         /// <https://core.telegram.org/constructor/storyReaction>
@@ -1804,7 +1810,7 @@ extension Api {
     /// - `starsGiftOption#5e0589f1 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsGiftOption;`
     ///
     /// <https://core.telegram.org/type/StarsGiftOption>
-    public enum StarsGiftOption: TLSchemaDescribed, TLParsable {
+    public enum StarsGiftOption: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starsGiftOption#5e0589f1 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsGiftOption;`
         ///
         /// <https://core.telegram.org/constructor/starsGiftOption>
@@ -1822,6 +1828,7 @@ extension Api {
             public let amount: Int64
             public var extended: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(extended: Bool = false, stars: Int64, storeProduct: String? = nil, currency: String, amount: Int64) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: extended)
@@ -1905,7 +1912,7 @@ extension Api.bots {
     /// - `bots.previewInfo#0ca71d64 media:Vector<BotPreviewMedia> lang_codes:Vector<string> = bots.PreviewInfo;`
     ///
     /// <https://core.telegram.org/type/bots.PreviewInfo>
-    public enum PreviewInfo: TLSchemaDescribed, TLParsable {
+    public enum PreviewInfo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `bots.previewInfo#0ca71d64 media:Vector<BotPreviewMedia> lang_codes:Vector<string> = bots.PreviewInfo;`
         ///
         /// <https://core.telegram.org/constructor/bots.previewInfo>
@@ -1971,7 +1978,7 @@ extension Api.users {
     /// - `users.usersSlice#315a4974 count:int users:Vector<User> = users.Users;`
     ///
     /// <https://core.telegram.org/type/users.Users>
-    public enum Users: TLSchemaDescribed, TLParsable {
+    public enum Users: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `users.users#62d706b8 users:Vector<User> = users.Users;`
         ///
         /// <https://core.telegram.org/constructor/users.users>
@@ -2067,7 +2074,7 @@ extension Api {
     /// - `disallowedGiftsSettings#71f276c4 flags:# disallow_unlimited_stargifts:flags.0?true disallow_limited_stargifts:flags.1?true disallow_unique_stargifts:flags.2?true disallow_premium_gifts:flags.3?true disallow_stargifts_from_channels:flags.4?true = DisallowedGiftsSettings;`
     ///
     /// <https://core.telegram.org/type/DisallowedGiftsSettings>
-    public enum DisallowedGiftsSettings: TLSchemaDescribed, TLParsable {
+    public enum DisallowedGiftsSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `disallowedGiftsSettings#71f276c4 flags:# disallow_unlimited_stargifts:flags.0?true disallow_limited_stargifts:flags.1?true disallow_unique_stargifts:flags.2?true disallow_premium_gifts:flags.3?true disallow_stargifts_from_channels:flags.4?true = DisallowedGiftsSettings;`
         ///
         /// <https://core.telegram.org/constructor/disallowedGiftsSettings>
@@ -2085,6 +2092,7 @@ extension Api {
             public var disallowPremiumGifts: Bool { tlFlagIsSet(flags, 0x8) }
             public var disallowStargiftsFromChannels: Bool { tlFlagIsSet(flags, 0x10) }
 
+            @_optimize(none)
             public init(disallowUnlimitedStargifts: Bool = false, disallowLimitedStargifts: Bool = false, disallowUniqueStargifts: Bool = false, disallowPremiumGifts: Bool = false, disallowStargiftsFromChannels: Bool = false) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: disallowUnlimitedStargifts)
@@ -2152,7 +2160,7 @@ extension Api {
     /// - `profileTabGifs#a2c0f695 = ProfileTab;`
     ///
     /// <https://core.telegram.org/type/ProfileTab>
-    public enum ProfileTab: TLSchemaDescribed, TLParsable {
+    public enum ProfileTab: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `profileTabPosts#b98cd696 = ProfileTab;`
         ///
         /// <https://core.telegram.org/constructor/profileTabPosts>
@@ -2272,7 +2280,7 @@ extension Api {
     /// - `starGiftAuctionStateFinished#972dabbf flags:# start_date:int end_date:int average_price:long listed_count:flags.0?int fragment_listed_count:flags.1?int fragment_listed_url:flags.1?string = StarGiftAuctionState;`
     ///
     /// <https://core.telegram.org/type/StarGiftAuctionState>
-    public enum StarGiftAuctionState: TLSchemaDescribed, TLParsable {
+    public enum StarGiftAuctionState: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starGiftAuctionStateNotModified#fe333952 = StarGiftAuctionState;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAuctionStateNotModified>
@@ -2332,6 +2340,7 @@ extension Api {
             public let fragmentListedCount: Int32?
             public let fragmentListedUrl: String?
 
+            @_optimize(none)
             public init(startDate: Int32, endDate: Int32, averagePrice: Int64, listedCount: Int32? = nil, fragmentListedCount: Int32? = nil, fragmentListedUrl: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: listedCount != nil)
@@ -2514,6 +2523,7 @@ extension Api.functions.account {
     /// `account.resetWebAuthorization#2d01b9ef hash:long = Bool;`
     ///
     /// <https://core.telegram.org/method/account.resetWebAuthorization>
+    @_optimize(none)
     public static func resetWebAuthorization(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetWebAuthorization(into: buffer, hash: hash)
@@ -2521,7 +2531,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resetWebAuthorization` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resetWebAuthorization(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x2d01b9ef)
@@ -2534,6 +2544,7 @@ extension Api.functions.account {
     /// `account.getMultiWallPapers#65ad71dc wallpapers:Vector<InputWallPaper> = Vector<WallPaper>;`
     ///
     /// <https://core.telegram.org/method/account.getMultiWallPapers>
+    @_optimize(none)
     public static func getMultiWallPapers(wallpapers: [Api.InputWallPaper]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.WallPaper]>) {
         let buffer = Buffer()
         getMultiWallPapers(into: buffer, wallpapers: wallpapers)
@@ -2541,7 +2552,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getMultiWallPapers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMultiWallPapers(into buffer: Buffer, wallpapers: [Api.InputWallPaper]) {
         buffer.appendUInt32(0x65ad71dc)
         buffer.appendVector(wallpapers, boxed: true)
@@ -2552,6 +2563,7 @@ extension Api.functions.account {
     /// `account.getPaidMessagesRevenue#19ba4a67 flags:# parent_peer:flags.0?InputPeer user_id:InputUser = account.PaidMessagesRevenue;`
     ///
     /// <https://core.telegram.org/method/account.getPaidMessagesRevenue>
+    @_optimize(none)
     public static func getPaidMessagesRevenue(parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PaidMessagesRevenue>) {
         let buffer = Buffer()
         getPaidMessagesRevenue(into: buffer, parentPeer: parentPeer, userId: userId)
@@ -2559,7 +2571,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getPaidMessagesRevenue` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPaidMessagesRevenue(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
@@ -2576,6 +2588,7 @@ extension Api.functions.account {
     /// `account.saveMusic#b26732a9 flags:# unsave:flags.0?true id:InputDocument after_id:flags.1?InputDocument = Bool;`
     ///
     /// <https://core.telegram.org/method/account.saveMusic>
+    @_optimize(none)
     public static func saveMusic(unsave: Bool = false, id: Api.InputDocument, afterId: Api.InputDocument? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveMusic(into: buffer, unsave: unsave, id: id, afterId: afterId)
@@ -2583,7 +2596,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveMusic` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveMusic(into buffer: Buffer, unsave: Bool = false, id: Api.InputDocument, afterId: Api.InputDocument? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: unsave)
@@ -2601,6 +2614,7 @@ extension Api.functions.contacts {
     /// `contacts.getBlocked#9a868f80 flags:# my_stories_from:flags.0?true offset:int limit:int = contacts.Blocked;`
     ///
     /// <https://core.telegram.org/method/contacts.getBlocked>
+    @_optimize(none)
     public static func getBlocked(myStoriesFrom: Bool = false, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.Blocked>) {
         let buffer = Buffer()
         getBlocked(into: buffer, myStoriesFrom: myStoriesFrom, offset: offset, limit: limit)
@@ -2608,7 +2622,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getBlocked` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getBlocked(into buffer: Buffer, myStoriesFrom: Bool = false, offset: Int32, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: myStoriesFrom)
@@ -2625,6 +2639,7 @@ extension Api.functions.contacts {
     /// `contacts.search#05f58d0f flags:# broadcasts:flags.0?true bots:flags.1?true q:string limit:int = contacts.Found;`
     ///
     /// <https://core.telegram.org/method/contacts.search>
+    @_optimize(none)
     public static func search(broadcasts: Bool = false, bots: Bool = false, q: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.Found>) {
         let buffer = Buffer()
         search(into: buffer, broadcasts: broadcasts, bots: bots, q: q, limit: limit)
@@ -2632,7 +2647,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.search` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func search(into buffer: Buffer, broadcasts: Bool = false, bots: Bool = false, q: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: broadcasts)
@@ -2650,6 +2665,7 @@ extension Api.functions.messages {
     /// `messages.receivedMessages#05a954c0 max_id:int = Vector<ReceivedNotifyMessage>;`
     ///
     /// <https://core.telegram.org/method/messages.receivedMessages>
+    @_optimize(none)
     public static func receivedMessages(maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.ReceivedNotifyMessage]>) {
         let buffer = Buffer()
         receivedMessages(into: buffer, maxId: maxId)
@@ -2657,7 +2673,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.receivedMessages` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func receivedMessages(into buffer: Buffer, maxId: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x05a954c0)
@@ -2670,6 +2686,7 @@ extension Api.functions.messages {
     /// `messages.uninstallStickerSet#f96e55de stickerset:InputStickerSet = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.uninstallStickerSet>
+    @_optimize(none)
     public static func uninstallStickerSet(stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         uninstallStickerSet(into: buffer, stickerset: stickerset)
@@ -2677,7 +2694,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.uninstallStickerSet` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func uninstallStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet) {
         buffer.appendUInt32(0xf96e55de)
         stickerset.serialize(buffer, true)
@@ -2688,6 +2705,7 @@ extension Api.functions.messages {
     /// `messages.uploadMedia#14967978 flags:# business_connection_id:flags.0?string peer:InputPeer media:InputMedia = MessageMedia;`
     ///
     /// <https://core.telegram.org/method/messages.uploadMedia>
+    @_optimize(none)
     public static func uploadMedia(businessConnectionId: String? = nil, peer: Api.InputPeer, media: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.MessageMedia>) {
         let buffer = Buffer()
         uploadMedia(into: buffer, businessConnectionId: businessConnectionId, peer: peer, media: media)
@@ -2695,7 +2713,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.uploadMedia` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func uploadMedia(into buffer: Buffer, businessConnectionId: String? = nil, peer: Api.InputPeer, media: Api.InputMedia) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: businessConnectionId != nil)
@@ -2715,6 +2733,7 @@ extension Api.functions.messages {
     /// `messages.updateDialogFilter#1ad4a04a flags:# id:int filter:flags.0?DialogFilter = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.updateDialogFilter>
+    @_optimize(none)
     public static func updateDialogFilter(id: Int32, filter: Api.DialogFilter? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateDialogFilter(into: buffer, id: id, filter: filter)
@@ -2722,7 +2741,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updateDialogFilter` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateDialogFilter(into buffer: Buffer, id: Int32, filter: Api.DialogFilter? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: filter != nil)
@@ -2739,6 +2758,7 @@ extension Api.functions.messages {
     /// `messages.getOldFeaturedStickers#7ed094a1 offset:int limit:int hash:long = messages.FeaturedStickers;`
     ///
     /// <https://core.telegram.org/method/messages.getOldFeaturedStickers>
+    @_optimize(none)
     public static func getOldFeaturedStickers(offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FeaturedStickers>) {
         let buffer = Buffer()
         getOldFeaturedStickers(into: buffer, offset: offset, limit: limit, hash: hash)
@@ -2746,7 +2766,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getOldFeaturedStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getOldFeaturedStickers(into buffer: Buffer, offset: Int32, limit: Int32, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 20)
         w1.uint32(0x7ed094a1)
@@ -2761,6 +2781,7 @@ extension Api.functions.messages {
     /// `messages.transcribeAudio#269e9a49 peer:InputPeer msg_id:int = messages.TranscribedAudio;`
     ///
     /// <https://core.telegram.org/method/messages.transcribeAudio>
+    @_optimize(none)
     public static func transcribeAudio(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranscribedAudio>) {
         let buffer = Buffer()
         transcribeAudio(into: buffer, peer: peer, msgId: msgId)
@@ -2768,7 +2789,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.transcribeAudio` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func transcribeAudio(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0x269e9a49)
         peer.serialize(buffer, true)
@@ -2780,6 +2801,7 @@ extension Api.functions.messages {
     /// `messages.searchCustomEmoji#2c11c0d7 emoticon:string hash:long = EmojiList;`
     ///
     /// <https://core.telegram.org/method/messages.searchCustomEmoji>
+    @_optimize(none)
     public static func searchCustomEmoji(emoticon: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
         let buffer = Buffer()
         searchCustomEmoji(into: buffer, emoticon: emoticon, hash: hash)
@@ -2787,7 +2809,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchCustomEmoji` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func searchCustomEmoji(into buffer: Buffer, emoticon: String, hash: Int64) {
         buffer.appendUInt32(0x2c11c0d7)
         buffer.appendTLString(emoticon)
@@ -2799,6 +2821,7 @@ extension Api.functions.messages {
     /// `messages.editQuickReplyShortcut#5c003cef shortcut_id:int shortcut:string = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.editQuickReplyShortcut>
+    @_optimize(none)
     public static func editQuickReplyShortcut(shortcutId: Int32, shortcut: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editQuickReplyShortcut(into: buffer, shortcutId: shortcutId, shortcut: shortcut)
@@ -2806,7 +2829,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editQuickReplyShortcut` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func editQuickReplyShortcut(into buffer: Buffer, shortcutId: Int32, shortcut: String) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x5c003cef)
@@ -2820,6 +2843,7 @@ extension Api.functions.messages {
     /// `messages.composeRichMessageWithAI#8d7ae6af flags:# proofread:flags.0?true emojify:flags.3?true text:flags.4?InputRichMessage translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedRichMessageWithAI;`
     ///
     /// <https://core.telegram.org/method/messages.composeRichMessageWithAI>
+    @_optimize(none)
     public static func composeRichMessageWithAI(proofread: Bool = false, emojify: Bool = false, text: Api.InputRichMessage? = nil, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ComposedRichMessageWithAI>) {
         let buffer = Buffer()
         composeRichMessageWithAI(into: buffer, proofread: proofread, emojify: emojify, text: text, translateToLang: translateToLang, tone: tone)
@@ -2827,7 +2851,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.composeRichMessageWithAI` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func composeRichMessageWithAI(into buffer: Buffer, proofread: Bool = false, emojify: Bool = false, text: Api.InputRichMessage? = nil, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: proofread)
@@ -2851,6 +2875,7 @@ extension Api.functions.upload {
     /// `upload.saveBigFilePart#de7b673d file_id:long file_part:int file_total_parts:int bytes:bytes = Bool;`
     ///
     /// <https://core.telegram.org/method/upload.saveBigFilePart>
+    @_optimize(none)
     public static func saveBigFilePart(fileId: Int64, filePart: Int32, fileTotalParts: Int32, bytes: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveBigFilePart(into: buffer, fileId: fileId, filePart: filePart, fileTotalParts: fileTotalParts, bytes: bytes)
@@ -2858,7 +2883,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.saveBigFilePart` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveBigFilePart(into buffer: Buffer, fileId: Int64, filePart: Int32, fileTotalParts: Int32, bytes: [UInt8]) {
         var w1 = buffer.fieldWriter(reserving: 20)
         w1.uint32(0xde7b673d)
@@ -2874,6 +2899,7 @@ extension Api.functions.channels {
     /// `channels.getAdminedPublicChannels#f8b036af flags:# by_location:flags.0?true check_limit:flags.1?true for_personal:flags.2?true for_community_peer:flags.3?true = messages.Chats;`
     ///
     /// <https://core.telegram.org/method/channels.getAdminedPublicChannels>
+    @_optimize(none)
     public static func getAdminedPublicChannels(byLocation: Bool = false, checkLimit: Bool = false, forPersonal: Bool = false, forCommunityPeer: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getAdminedPublicChannels(into: buffer, byLocation: byLocation, checkLimit: checkLimit, forPersonal: forPersonal, forCommunityPeer: forCommunityPeer)
@@ -2881,7 +2907,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getAdminedPublicChannels` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAdminedPublicChannels(into buffer: Buffer, byLocation: Bool = false, checkLimit: Bool = false, forPersonal: Bool = false, forCommunityPeer: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: byLocation)
@@ -2899,6 +2925,7 @@ extension Api.functions.bots {
     /// `bots.getBotInfo#dcd914fd flags:# bot:flags.0?InputUser lang_code:string = bots.BotInfo;`
     ///
     /// <https://core.telegram.org/method/bots.getBotInfo>
+    @_optimize(none)
     public static func getBotInfo(bot: Api.InputUser? = nil, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.BotInfo>) {
         let buffer = Buffer()
         getBotInfo(into: buffer, bot: bot, langCode: langCode)
@@ -2906,7 +2933,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getBotInfo` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getBotInfo(into buffer: Buffer, bot: Api.InputUser? = nil, langCode: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: bot != nil)
@@ -2923,6 +2950,7 @@ extension Api.functions.payments {
     /// `payments.getStarGiftWithdrawalUrl#d06e93a8 stargift:InputSavedStarGift password:InputCheckPasswordSRP = payments.StarGiftWithdrawalUrl;`
     ///
     /// <https://core.telegram.org/method/payments.getStarGiftWithdrawalUrl>
+    @_optimize(none)
     public static func getStarGiftWithdrawalUrl(stargift: Api.InputSavedStarGift, password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftWithdrawalUrl>) {
         let buffer = Buffer()
         getStarGiftWithdrawalUrl(into: buffer, stargift: stargift, password: password)
@@ -2930,7 +2958,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftWithdrawalUrl` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarGiftWithdrawalUrl(into buffer: Buffer, stargift: Api.InputSavedStarGift, password: Api.InputCheckPasswordSRP) {
         buffer.appendUInt32(0xd06e93a8)
         stargift.serialize(buffer, true)
@@ -2942,6 +2970,7 @@ extension Api.functions.phone {
     /// `phone.joinGroupCallPresentation#cbea6bc4 call:InputGroupCall params:DataJSON = Updates;`
     ///
     /// <https://core.telegram.org/method/phone.joinGroupCallPresentation>
+    @_optimize(none)
     public static func joinGroupCallPresentation(call: Api.InputGroupCall, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         joinGroupCallPresentation(into: buffer, call: call, params: params)
@@ -2949,7 +2978,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.joinGroupCallPresentation` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func joinGroupCallPresentation(into buffer: Buffer, call: Api.InputGroupCall, params: Api.DataJSON) {
         buffer.appendUInt32(0xcbea6bc4)
         call.serialize(buffer, true)
@@ -2961,6 +2990,7 @@ extension Api.functions.stories {
     /// `stories.togglePinnedToTop#0b297e9b peer:InputPeer id:Vector<int> = Bool;`
     ///
     /// <https://core.telegram.org/method/stories.togglePinnedToTop>
+    @_optimize(none)
     public static func togglePinnedToTop(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePinnedToTop(into: buffer, peer: peer, id: id)
@@ -2968,7 +2998,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.togglePinnedToTop` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func togglePinnedToTop(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x0b297e9b)
         peer.serialize(buffer, true)
@@ -2980,6 +3010,7 @@ extension Api.functions.smsjobs {
     /// `smsjobs.join#a74ece2d = Bool;`
     ///
     /// <https://core.telegram.org/method/smsjobs.join>
+    @_optimize(none)
     public static func join() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         join(into: buffer)
@@ -2987,7 +3018,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.join` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func join(into buffer: Buffer) {
         buffer.appendUInt32(0xa74ece2d)
     }
@@ -2997,6 +3028,7 @@ extension Api.functions.aicompose {
     /// `aicompose.updateTone#903bcf59 flags:# tone:InputAiComposeTone display_author:flags.0?Bool emoji_id:flags.1?long title:flags.2?string prompt:flags.3?string = AiComposeTone;`
     ///
     /// <https://core.telegram.org/method/aicompose.updateTone>
+    @_optimize(none)
     public static func updateTone(tone: Api.InputAiComposeTone, displayAuthor: Bool? = nil, emojiId: Int64? = nil, title: String? = nil, prompt: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AiComposeTone>) {
         let buffer = Buffer()
         updateTone(into: buffer, tone: tone, displayAuthor: displayAuthor, emojiId: emojiId, title: title, prompt: prompt)
@@ -3004,7 +3036,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.updateTone` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func updateTone(into buffer: Buffer, tone: Api.InputAiComposeTone, displayAuthor: Bool? = nil, emojiId: Int64? = nil, title: String? = nil, prompt: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: displayAuthor != nil)

@@ -11,7 +11,7 @@ extension Api {
     /// - `chatInvitePeek#61695cb0 chat:Chat expires:int = ChatInvite;`
     ///
     /// <https://core.telegram.org/type/ChatInvite>
-    public enum ChatInvite: TLSchemaDescribed, TLParsable {
+    public enum ChatInvite: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `chatInviteAlready#5a686d7c chat:Chat = ChatInvite;`
         ///
         /// <https://core.telegram.org/constructor/chatInviteAlready>
@@ -61,6 +61,7 @@ extension Api {
             public var fake: Bool { tlFlagIsSet(flags, 0x200) }
             public var canRefulfillSubscription: Bool { tlFlagIsSet(flags, 0x800) }
 
+            @_optimize(none)
             public init(channel: Bool = false, broadcast: Bool = false, `public`: Bool = false, megagroup: Bool = false, requestNeeded: Bool = false, verified: Bool = false, scam: Bool = false, fake: Bool = false, canRefulfillSubscription: Bool = false, title: String, about: String? = nil, photo: Api.Photo, participantsCount: Int32, participants: [Api.User]? = nil, color: Int32, subscriptionPricing: Api.StarsSubscriptionPricing? = nil, subscriptionFormId: Int64? = nil, botVerification: Api.BotVerification? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: channel)
@@ -242,7 +243,7 @@ extension Api.messages {
     /// - `messages.peerDialogs#3371c354 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> state:updates.State = messages.PeerDialogs;`
     ///
     /// <https://core.telegram.org/type/messages.PeerDialogs>
-    public enum PeerDialogs: TLSchemaDescribed, TLParsable {
+    public enum PeerDialogs: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.peerDialogs#3371c354 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> state:updates.State = messages.PeerDialogs;`
         ///
         /// <https://core.telegram.org/constructor/messages.peerDialogs>
@@ -324,7 +325,7 @@ extension Api.contacts {
     /// - `contacts.topPeersDisabled#b52c939d = contacts.TopPeers;`
     ///
     /// <https://core.telegram.org/type/contacts.TopPeers>
-    public enum TopPeers: TLSchemaDescribed, TLParsable {
+    public enum TopPeers: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `contacts.topPeersNotModified#de266ef5 = contacts.TopPeers;`
         ///
         /// <https://core.telegram.org/constructor/contacts.topPeersNotModified>
@@ -416,7 +417,7 @@ extension Api.messages {
     /// - `messages.highScores#9a3bfd99 scores:Vector<HighScore> users:Vector<User> = messages.HighScores;`
     ///
     /// <https://core.telegram.org/type/messages.HighScores>
-    public enum HighScores: TLSchemaDescribed, TLParsable {
+    public enum HighScores: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.highScores#9a3bfd99 scores:Vector<HighScore> users:Vector<User> = messages.HighScores;`
         ///
         /// <https://core.telegram.org/constructor/messages.highScores>
@@ -481,7 +482,7 @@ extension Api {
     /// - `paymentSavedCredentialsCard#cdc27a1f id:string title:string = PaymentSavedCredentials;`
     ///
     /// <https://core.telegram.org/type/PaymentSavedCredentials>
-    public enum PaymentSavedCredentials: TLSchemaDescribed, TLParsable {
+    public enum PaymentSavedCredentials: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `paymentSavedCredentialsCard#cdc27a1f id:string title:string = PaymentSavedCredentials;`
         ///
         /// <https://core.telegram.org/constructor/paymentSavedCredentialsCard>
@@ -546,7 +547,7 @@ extension Api {
     /// - `inputWebDocument#9bed434d url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = InputWebDocument;`
     ///
     /// <https://core.telegram.org/type/InputWebDocument>
-    public enum InputWebDocument: TLSchemaDescribed, TLParsable {
+    public enum InputWebDocument: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputWebDocument#9bed434d url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = InputWebDocument;`
         ///
         /// <https://core.telegram.org/constructor/inputWebDocument>
@@ -623,7 +624,7 @@ extension Api {
     /// - `inputWebFileAudioAlbumThumbLocation#f46fe924 flags:# small:flags.2?true document:flags.0?InputDocument title:flags.1?string performer:flags.1?string = InputWebFileLocation;`
     ///
     /// <https://core.telegram.org/type/InputWebFileLocation>
-    public enum InputWebFileLocation: TLSchemaDescribed, TLParsable {
+    public enum InputWebFileLocation: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `inputWebFileLocation#c239d686 url:string access_hash:long = InputWebFileLocation;`
         ///
         /// <https://core.telegram.org/constructor/inputWebFileLocation>
@@ -682,6 +683,7 @@ extension Api {
             public let performer: String?
             public var small: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(small: Bool = false, document: Api.InputDocument? = nil, title: String? = nil, performer: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: small)
@@ -819,7 +821,7 @@ extension Api {
     /// - `shippingOption#b6213cdf id:string title:string prices:Vector<LabeledPrice> = ShippingOption;`
     ///
     /// <https://core.telegram.org/type/ShippingOption>
-    public enum ShippingOption: TLSchemaDescribed, TLParsable {
+    public enum ShippingOption: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `shippingOption#b6213cdf id:string title:string prices:Vector<LabeledPrice> = ShippingOption;`
         ///
         /// <https://core.telegram.org/constructor/shippingOption>
@@ -889,7 +891,7 @@ extension Api {
     /// - `page#98657f0d flags:# part:flags.0?true rtl:flags.1?true v2:flags.2?true url:string blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> views:flags.3?int = Page;`
     ///
     /// <https://core.telegram.org/type/Page>
-    public enum Page: TLSchemaDescribed, TLParsable {
+    public enum Page: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `page#98657f0d flags:# part:flags.0?true rtl:flags.1?true v2:flags.2?true url:string blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> views:flags.3?int = Page;`
         ///
         /// <https://core.telegram.org/constructor/page>
@@ -910,6 +912,7 @@ extension Api {
             public var rtl: Bool { tlFlagIsSet(flags, 0x2) }
             public var v2: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(part: Bool = false, rtl: Bool = false, v2: Bool = false, url: String, blocks: [Api.PageBlock], photos: [Api.Photo], documents: [Api.Document], views: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: part)
@@ -1000,7 +1003,7 @@ extension Api {
     /// - `emojiURL#a575739d url:string = EmojiURL;`
     ///
     /// <https://core.telegram.org/type/EmojiURL>
-    public enum EmojiURL: TLSchemaDescribed, TLParsable {
+    public enum EmojiURL: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `emojiURL#a575739d url:string = EmojiURL;`
         ///
         /// <https://core.telegram.org/constructor/emojiURL>
@@ -1059,7 +1062,7 @@ extension Api {
     /// - `dialogFilterSuggested#77744d4a filter:DialogFilter description:string = DialogFilterSuggested;`
     ///
     /// <https://core.telegram.org/type/DialogFilterSuggested>
-    public enum DialogFilterSuggested: TLSchemaDescribed, TLParsable {
+    public enum DialogFilterSuggested: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `dialogFilterSuggested#77744d4a filter:DialogFilter description:string = DialogFilterSuggested;`
         ///
         /// <https://core.telegram.org/constructor/dialogFilterSuggested>
@@ -1124,7 +1127,7 @@ extension Api.phone {
     /// - `phone.groupCallStreamChannels#d0e482b2 channels:Vector<GroupCallStreamChannel> = phone.GroupCallStreamChannels;`
     ///
     /// <https://core.telegram.org/type/phone.GroupCallStreamChannels>
-    public enum GroupCallStreamChannels: TLSchemaDescribed, TLParsable {
+    public enum GroupCallStreamChannels: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `phone.groupCallStreamChannels#d0e482b2 channels:Vector<GroupCallStreamChannel> = phone.GroupCallStreamChannels;`
         ///
         /// <https://core.telegram.org/constructor/phone.groupCallStreamChannels>
@@ -1183,7 +1186,7 @@ extension Api.phone {
     /// - `phone.groupCallStreamRtmpUrl#2dbf3432 url:string key:string = phone.GroupCallStreamRtmpUrl;`
     ///
     /// <https://core.telegram.org/type/phone.GroupCallStreamRtmpUrl>
-    public enum GroupCallStreamRtmpUrl: TLSchemaDescribed, TLParsable {
+    public enum GroupCallStreamRtmpUrl: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `phone.groupCallStreamRtmpUrl#2dbf3432 url:string key:string = phone.GroupCallStreamRtmpUrl;`
         ///
         /// <https://core.telegram.org/constructor/phone.groupCallStreamRtmpUrl>
@@ -1248,7 +1251,7 @@ extension Api.payments {
     /// - `payments.exportedInvoice#aed0cbd9 url:string = payments.ExportedInvoice;`
     ///
     /// <https://core.telegram.org/type/payments.ExportedInvoice>
-    public enum ExportedInvoice: TLSchemaDescribed, TLParsable {
+    public enum ExportedInvoice: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.exportedInvoice#aed0cbd9 url:string = payments.ExportedInvoice;`
         ///
         /// <https://core.telegram.org/constructor/payments.exportedInvoice>
@@ -1307,7 +1310,7 @@ extension Api {
     /// - `premiumSubscriptionOption#5f2d1df2 flags:# current:flags.1?true can_purchase_upgrade:flags.2?true transaction:flags.3?string months:int currency:string amount:long bot_url:string store_product:flags.0?string = PremiumSubscriptionOption;`
     ///
     /// <https://core.telegram.org/type/PremiumSubscriptionOption>
-    public enum PremiumSubscriptionOption: TLSchemaDescribed, TLParsable {
+    public enum PremiumSubscriptionOption: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `premiumSubscriptionOption#5f2d1df2 flags:# current:flags.1?true can_purchase_upgrade:flags.2?true transaction:flags.3?string months:int currency:string amount:long bot_url:string store_product:flags.0?string = PremiumSubscriptionOption;`
         ///
         /// <https://core.telegram.org/constructor/premiumSubscriptionOption>
@@ -1328,6 +1331,7 @@ extension Api {
             public var current: Bool { tlFlagIsSet(flags, 0x2) }
             public var canPurchaseUpgrade: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(current: Bool = false, canPurchaseUpgrade: Bool = false, transaction: String? = nil, months: Int32, currency: String, amount: Int64, botUrl: String, storeProduct: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: current)
@@ -1428,7 +1432,7 @@ extension Api {
     /// - `autoSaveSettings#c84834ce flags:# photos:flags.0?true videos:flags.1?true video_max_size:flags.2?long = AutoSaveSettings;`
     ///
     /// <https://core.telegram.org/type/AutoSaveSettings>
-    public enum AutoSaveSettings: TLSchemaDescribed, TLParsable {
+    public enum AutoSaveSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `autoSaveSettings#c84834ce flags:# photos:flags.0?true videos:flags.1?true video_max_size:flags.2?long = AutoSaveSettings;`
         ///
         /// <https://core.telegram.org/constructor/autoSaveSettings>
@@ -1444,6 +1448,7 @@ extension Api {
             public var photos: Bool { tlFlagIsSet(flags, 0x1) }
             public var videos: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(photos: Bool = false, videos: Bool = false, videoMaxSize: Int64? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: photos)
@@ -1521,7 +1526,7 @@ extension Api {
     /// - `mediaAreaStarGift#5787686d coordinates:MediaAreaCoordinates slug:string = MediaArea;`
     ///
     /// <https://core.telegram.org/type/MediaArea>
-    public enum MediaArea: TLSchemaDescribed, TLParsable {
+    public enum MediaArea: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `mediaAreaVenue#be82db9c coordinates:MediaAreaCoordinates geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string = MediaArea;`
         ///
         /// <https://core.telegram.org/constructor/mediaAreaVenue>
@@ -1607,6 +1612,7 @@ extension Api {
             public let geo: Api.GeoPoint
             public let address: Api.GeoPointAddress?
 
+            @_optimize(none)
             public init(coordinates: Api.MediaAreaCoordinates, geo: Api.GeoPoint, address: Api.GeoPointAddress? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: address != nil)
@@ -1635,6 +1641,7 @@ extension Api {
             public var dark: Bool { tlFlagIsSet(flags, 0x1) }
             public var flipped: Bool { tlFlagIsSet(flags, 0x2) }
 
+            @_optimize(none)
             public init(dark: Bool = false, flipped: Bool = false, coordinates: Api.MediaAreaCoordinates, reaction: Api.Reaction) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: dark)
@@ -1966,7 +1973,7 @@ extension Api {
     /// - `peerStories#9a35e999 flags:# peer:Peer max_read_id:flags.0?int stories:Vector<StoryItem> = PeerStories;`
     ///
     /// <https://core.telegram.org/type/PeerStories>
-    public enum PeerStories: TLSchemaDescribed, TLParsable {
+    public enum PeerStories: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `peerStories#9a35e999 flags:# peer:Peer max_read_id:flags.0?int stories:Vector<StoryItem> = PeerStories;`
         ///
         /// <https://core.telegram.org/constructor/peerStories>
@@ -1982,6 +1989,7 @@ extension Api {
             public let maxReadId: Int32?
             public let stories: [Api.StoryItem]
 
+            @_optimize(none)
             public init(peer: Api.Peer, maxReadId: Int32? = nil, stories: [Api.StoryItem]) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: maxReadId != nil)
@@ -2060,7 +2068,7 @@ extension Api.messages {
     /// - `messages.savedReactionTags#3259950a tags:Vector<SavedReactionTag> hash:long = messages.SavedReactionTags;`
     ///
     /// <https://core.telegram.org/type/messages.SavedReactionTags>
-    public enum SavedReactionTags: TLSchemaDescribed, TLParsable {
+    public enum SavedReactionTags: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.savedReactionTagsNotModified#889b59ef = messages.SavedReactionTags;`
         ///
         /// <https://core.telegram.org/constructor/messages.savedReactionTagsNotModified>
@@ -2136,7 +2144,7 @@ extension Api.smsjobs {
     /// - `smsjobs.status#2aee9191 flags:# allow_international:flags.0?true recent_sent:int recent_since:int recent_remains:int total_sent:int total_since:int last_gift_slug:flags.1?string terms_url:string = smsjobs.Status;`
     ///
     /// <https://core.telegram.org/type/smsjobs.Status>
-    public enum Status: TLSchemaDescribed, TLParsable {
+    public enum Status: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `smsjobs.status#2aee9191 flags:# allow_international:flags.0?true recent_sent:int recent_since:int recent_remains:int total_sent:int total_since:int last_gift_slug:flags.1?string terms_url:string = smsjobs.Status;`
         ///
         /// <https://core.telegram.org/constructor/smsjobs.status>
@@ -2157,6 +2165,7 @@ extension Api.smsjobs {
             public let termsUrl: String
             public var allowInternational: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(allowInternational: Bool = false, recentSent: Int32, recentSince: Int32, recentRemains: Int32, totalSent: Int32, totalSince: Int32, lastGiftSlug: String? = nil, termsUrl: String) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: allowInternational)
@@ -2255,7 +2264,7 @@ extension Api.payments {
     /// - `payments.connectedStarRefBots#98d5ea1d count:int connected_bots:Vector<ConnectedBotStarRef> users:Vector<User> = payments.ConnectedStarRefBots;`
     ///
     /// <https://core.telegram.org/type/payments.ConnectedStarRefBots>
-    public enum ConnectedStarRefBots: TLSchemaDescribed, TLParsable {
+    public enum ConnectedStarRefBots: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.connectedStarRefBots#98d5ea1d count:int connected_bots:Vector<ConnectedBotStarRef> users:Vector<User> = payments.ConnectedStarRefBots;`
         ///
         /// <https://core.telegram.org/constructor/payments.connectedStarRefBots>
@@ -2328,7 +2337,7 @@ extension Api.account {
     /// - `account.savedMusicIds#998d6636 ids:Vector<long> = account.SavedMusicIds;`
     ///
     /// <https://core.telegram.org/type/account.SavedMusicIds>
-    public enum SavedMusicIds: TLSchemaDescribed, TLParsable {
+    public enum SavedMusicIds: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.savedMusicIdsNotModified#4fc81d6e = account.SavedMusicIds;`
         ///
         /// <https://core.telegram.org/constructor/account.savedMusicIdsNotModified>
@@ -2398,7 +2407,7 @@ extension Api {
     /// - `starGiftUpgradePrice#99ea331d date:int upgrade_stars:long = StarGiftUpgradePrice;`
     ///
     /// <https://core.telegram.org/type/StarGiftUpgradePrice>
-    public enum StarGiftUpgradePrice: TLSchemaDescribed, TLParsable {
+    public enum StarGiftUpgradePrice: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starGiftUpgradePrice#99ea331d date:int upgrade_stars:long = StarGiftUpgradePrice;`
         ///
         /// <https://core.telegram.org/constructor/starGiftUpgradePrice>
@@ -2465,7 +2474,7 @@ extension Api {
     /// - `starGiftAuctionAcquiredGift#42b00348 flags:# name_hidden:flags.0?true peer:Peer date:int bid_amount:long round:int pos:int message:flags.1?TextWithEntities gift_num:flags.2?int = StarGiftAuctionAcquiredGift;`
     ///
     /// <https://core.telegram.org/type/StarGiftAuctionAcquiredGift>
-    public enum StarGiftAuctionAcquiredGift: TLSchemaDescribed, TLParsable {
+    public enum StarGiftAuctionAcquiredGift: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starGiftAuctionAcquiredGift#42b00348 flags:# name_hidden:flags.0?true peer:Peer date:int bid_amount:long round:int pos:int message:flags.1?TextWithEntities gift_num:flags.2?int = StarGiftAuctionAcquiredGift;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAuctionAcquiredGift>
@@ -2486,6 +2495,7 @@ extension Api {
             public let giftNum: Int32?
             public var nameHidden: Bool { tlFlagIsSet(flags, 0x1) }
 
+            @_optimize(none)
             public init(nameHidden: Bool = false, peer: Api.Peer, date: Int32, bidAmount: Int64, round: Int32, pos: Int32, message: Api.TextWithEntities? = nil, giftNum: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nameHidden)
@@ -2589,6 +2599,7 @@ extension Api.functions.account {
     /// `account.initTakeoutSession#8ef3eab0 flags:# contacts:flags.0?true message_users:flags.1?true message_chats:flags.2?true message_megagroups:flags.3?true message_channels:flags.4?true files:flags.5?true file_max_size:flags.5?long = account.Takeout;`
     ///
     /// <https://core.telegram.org/method/account.initTakeoutSession>
+    @_optimize(none)
     public static func initTakeoutSession(contacts: Bool = false, messageUsers: Bool = false, messageChats: Bool = false, messageMegagroups: Bool = false, messageChannels: Bool = false, fileMaxSize: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Takeout>) {
         let buffer = Buffer()
         initTakeoutSession(into: buffer, contacts: contacts, messageUsers: messageUsers, messageChats: messageChats, messageMegagroups: messageMegagroups, messageChannels: messageChannels, fileMaxSize: fileMaxSize)
@@ -2596,7 +2607,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.initTakeoutSession` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func initTakeoutSession(into buffer: Buffer, contacts: Bool = false, messageUsers: Bool = false, messageChats: Bool = false, messageMegagroups: Bool = false, messageChannels: Bool = false, fileMaxSize: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: contacts)
@@ -2619,6 +2630,7 @@ extension Api.functions.contacts {
     /// `contacts.blockFromReplies#29a8962c flags:# delete_message:flags.0?true delete_history:flags.1?true report_spam:flags.2?true msg_id:int = Updates;`
     ///
     /// <https://core.telegram.org/method/contacts.blockFromReplies>
+    @_optimize(none)
     public static func blockFromReplies(deleteMessage: Bool = false, deleteHistory: Bool = false, reportSpam: Bool = false, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         blockFromReplies(into: buffer, deleteMessage: deleteMessage, deleteHistory: deleteHistory, reportSpam: reportSpam, msgId: msgId)
@@ -2626,7 +2638,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.blockFromReplies` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func blockFromReplies(into buffer: Buffer, deleteMessage: Bool = false, deleteHistory: Bool = false, reportSpam: Bool = false, msgId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: deleteMessage)
@@ -2644,6 +2656,7 @@ extension Api.functions.messages {
     /// `messages.search#29ee847a flags:# peer:InputPeer q:string from_id:flags.0?InputPeer saved_peer_id:flags.2?InputPeer saved_reaction:flags.3?Vector<Reaction> top_msg_id:flags.1?int filter:MessagesFilter min_date:int max_date:int offset_id:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.search>
+    @_optimize(none)
     public static func search(peer: Api.InputPeer, q: String, fromId: Api.InputPeer? = nil, savedPeerId: Api.InputPeer? = nil, savedReaction: [Api.Reaction]? = nil, topMsgId: Int32? = nil, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         search(into: buffer, peer: peer, q: q, fromId: fromId, savedPeerId: savedPeerId, savedReaction: savedReaction, topMsgId: topMsgId, filter: filter, minDate: minDate, maxDate: maxDate, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
@@ -2651,7 +2664,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.search` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func search(into buffer: Buffer, peer: Api.InputPeer, q: String, fromId: Api.InputPeer? = nil, savedPeerId: Api.InputPeer? = nil, savedReaction: [Api.Reaction]? = nil, topMsgId: Int32? = nil, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: fromId != nil)
@@ -2690,6 +2703,7 @@ extension Api.functions.messages {
     /// `messages.getUnreadMentions#f107e790 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
     ///
     /// <https://core.telegram.org/method/messages.getUnreadMentions>
+    @_optimize(none)
     public static func getUnreadMentions(peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getUnreadMentions(into: buffer, peer: peer, topMsgId: topMsgId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId)
@@ -2697,7 +2711,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getUnreadMentions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getUnreadMentions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -2723,6 +2737,7 @@ extension Api.functions.messages {
     /// `messages.saveDefaultSendAs#ccfddf96 peer:InputPeer send_as:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.saveDefaultSendAs>
+    @_optimize(none)
     public static func saveDefaultSendAs(peer: Api.InputPeer, sendAs: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveDefaultSendAs(into: buffer, peer: peer, sendAs: sendAs)
@@ -2730,7 +2745,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.saveDefaultSendAs` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func saveDefaultSendAs(into buffer: Buffer, peer: Api.InputPeer, sendAs: Api.InputPeer) {
         buffer.appendUInt32(0xccfddf96)
         peer.serialize(buffer, true)
@@ -2742,6 +2757,7 @@ extension Api.functions.messages {
     /// `messages.deleteQuickReplyShortcut#3cc04740 shortcut_id:int = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.deleteQuickReplyShortcut>
+    @_optimize(none)
     public static func deleteQuickReplyShortcut(shortcutId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteQuickReplyShortcut(into: buffer, shortcutId: shortcutId)
@@ -2749,7 +2765,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteQuickReplyShortcut` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteQuickReplyShortcut(into buffer: Buffer, shortcutId: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x3cc04740)
@@ -2762,6 +2778,7 @@ extension Api.functions.messages {
     /// `messages.searchStickers#29b1c66a flags:# emojis:flags.0?true q:string emoticon:string lang_code:Vector<string> offset:int limit:int hash:long = messages.FoundStickers;`
     ///
     /// <https://core.telegram.org/method/messages.searchStickers>
+    @_optimize(none)
     public static func searchStickers(emojis: Bool = false, q: String, emoticon: String, langCode: [String], offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FoundStickers>) {
         let buffer = Buffer()
         searchStickers(into: buffer, emojis: emojis, q: q, emoticon: emoticon, langCode: langCode, offset: offset, limit: limit, hash: hash)
@@ -2769,7 +2786,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchStickers` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func searchStickers(into buffer: Buffer, emojis: Bool = false, q: String, emoticon: String, langCode: [String], offset: Int32, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: emojis)
@@ -2792,6 +2809,7 @@ extension Api.functions.messages {
     /// `messages.appendTodoList#21a61057 peer:InputPeer msg_id:int list:Vector<TodoItem> = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.appendTodoList>
+    @_optimize(none)
     public static func appendTodoList(peer: Api.InputPeer, msgId: Int32, list: [Api.TodoItem]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         appendTodoList(into: buffer, peer: peer, msgId: msgId, list: list)
@@ -2799,7 +2817,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.appendTodoList` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func appendTodoList(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, list: [Api.TodoItem]) {
         buffer.appendUInt32(0x21a61057)
         peer.serialize(buffer, true)
@@ -2812,6 +2830,7 @@ extension Api.functions.messages {
     /// `messages.getEmojiGameInfo#fb7e8ca7 = messages.EmojiGameInfo;`
     ///
     /// <https://core.telegram.org/method/messages.getEmojiGameInfo>
+    @_optimize(none)
     public static func getEmojiGameInfo() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGameInfo>) {
         let buffer = Buffer()
         getEmojiGameInfo(into: buffer)
@@ -2819,7 +2838,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiGameInfo` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getEmojiGameInfo(into buffer: Buffer) {
         buffer.appendUInt32(0xfb7e8ca7)
     }
@@ -2829,6 +2848,7 @@ extension Api.functions.help {
     /// `help.setBotUpdatesStatus#ec22cfcd pending_updates_count:int message:string = Bool;`
     ///
     /// <https://core.telegram.org/method/help.setBotUpdatesStatus>
+    @_optimize(none)
     public static func setBotUpdatesStatus(pendingUpdatesCount: Int32, message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotUpdatesStatus(into: buffer, pendingUpdatesCount: pendingUpdatesCount, message: message)
@@ -2836,7 +2856,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.setBotUpdatesStatus` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setBotUpdatesStatus(into buffer: Buffer, pendingUpdatesCount: Int32, message: String) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xec22cfcd)
@@ -2850,6 +2870,7 @@ extension Api.functions.help {
     /// `help.getRecentMeUrls#3dc0f114 referer:string = help.RecentMeUrls;`
     ///
     /// <https://core.telegram.org/method/help.getRecentMeUrls>
+    @_optimize(none)
     public static func getRecentMeUrls(referer: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.RecentMeUrls>) {
         let buffer = Buffer()
         getRecentMeUrls(into: buffer, referer: referer)
@@ -2857,7 +2878,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getRecentMeUrls` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getRecentMeUrls(into buffer: Buffer, referer: String) {
         buffer.appendUInt32(0x3dc0f114)
         buffer.appendTLString(referer)
@@ -2868,6 +2889,7 @@ extension Api.functions.bots {
     /// `bots.toggleUserEmojiStatusPermission#06de6392 bot:InputUser enabled:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.toggleUserEmojiStatusPermission>
+    @_optimize(none)
     public static func toggleUserEmojiStatusPermission(bot: Api.InputUser, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleUserEmojiStatusPermission(into: buffer, bot: bot, enabled: enabled)
@@ -2875,7 +2897,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.toggleUserEmojiStatusPermission` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleUserEmojiStatusPermission(into buffer: Buffer, bot: Api.InputUser, enabled: Bool) {
         buffer.appendUInt32(0x06de6392)
         bot.serialize(buffer, true)
@@ -2887,6 +2909,7 @@ extension Api.functions.payments {
     /// `payments.transferStarGift#7f18176a stargift:InputSavedStarGift to_id:InputPeer = Updates;`
     ///
     /// <https://core.telegram.org/method/payments.transferStarGift>
+    @_optimize(none)
     public static func transferStarGift(stargift: Api.InputSavedStarGift, toId: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         transferStarGift(into: buffer, stargift: stargift, toId: toId)
@@ -2894,7 +2917,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.transferStarGift` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func transferStarGift(into buffer: Buffer, stargift: Api.InputSavedStarGift, toId: Api.InputPeer) {
         buffer.appendUInt32(0x7f18176a)
         stargift.serialize(buffer, true)
@@ -2906,6 +2929,7 @@ extension Api.functions.stories {
     /// `stories.getStoriesArchive#b4352016 peer:InputPeer offset_id:int limit:int = stories.Stories;`
     ///
     /// <https://core.telegram.org/method/stories.getStoriesArchive>
+    @_optimize(none)
     public static func getStoriesArchive(peer: Api.InputPeer, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
         let buffer = Buffer()
         getStoriesArchive(into: buffer, peer: peer, offsetId: offsetId, limit: limit)
@@ -2913,7 +2937,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getStoriesArchive` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStoriesArchive(into buffer: Buffer, peer: Api.InputPeer, offsetId: Int32, limit: Int32) {
         buffer.appendUInt32(0xb4352016)
         peer.serialize(buffer, true)

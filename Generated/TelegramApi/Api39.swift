@@ -9,7 +9,7 @@ extension Api {
     /// - `config#cc1a241e flags:# default_p2p_contacts:flags.3?true preload_featured_stickers:flags.4?true revoke_pm_inbox:flags.6?true blocked_mode:flags.8?true force_try_ipv6:flags.14?true date:int expires:int test_mode:Bool this_dc:int dc_options:Vector<DcOption> dc_txt_domain_name:string chat_size_max:int megagroup_size_max:int forwarded_count_max:int online_update_period_ms:int offline_blur_timeout_ms:int offline_idle_timeout_ms:int online_cloud_timeout_ms:int notify_cloud_delay_ms:int notify_default_delay_ms:int push_chat_period_ms:int push_chat_limit:int edit_time_limit:int revoke_time_limit:int revoke_pm_time_limit:int rating_e_decay:int stickers_recent_limit:int channels_read_media_period:int tmp_sessions:flags.0?int call_receive_timeout_ms:int call_ring_timeout_ms:int call_connect_timeout_ms:int call_packet_timeout_ms:int me_url_prefix:string autoupdate_url_prefix:flags.7?string gif_search_username:flags.9?string venue_search_username:flags.10?string img_search_username:flags.11?string static_maps_provider:flags.12?string caption_length_max:int message_length_max:int webfile_dc_id:int suggested_lang_code:flags.2?string lang_pack_version:flags.2?int base_lang_pack_version:flags.2?int reactions_default:flags.15?Reaction autologin_token:flags.16?string = Config;`
     ///
     /// <https://core.telegram.org/type/Config>
-    public enum Config: TLSchemaDescribed, TLParsable {
+    public enum Config: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `config#cc1a241e flags:# default_p2p_contacts:flags.3?true preload_featured_stickers:flags.4?true revoke_pm_inbox:flags.6?true blocked_mode:flags.8?true force_try_ipv6:flags.14?true date:int expires:int test_mode:Bool this_dc:int dc_options:Vector<DcOption> dc_txt_domain_name:string chat_size_max:int megagroup_size_max:int forwarded_count_max:int online_update_period_ms:int offline_blur_timeout_ms:int offline_idle_timeout_ms:int online_cloud_timeout_ms:int notify_cloud_delay_ms:int notify_default_delay_ms:int push_chat_period_ms:int push_chat_limit:int edit_time_limit:int revoke_time_limit:int revoke_pm_time_limit:int rating_e_decay:int stickers_recent_limit:int channels_read_media_period:int tmp_sessions:flags.0?int call_receive_timeout_ms:int call_ring_timeout_ms:int call_connect_timeout_ms:int call_packet_timeout_ms:int me_url_prefix:string autoupdate_url_prefix:flags.7?string gif_search_username:flags.9?string venue_search_username:flags.10?string img_search_username:flags.11?string static_maps_provider:flags.12?string caption_length_max:int message_length_max:int webfile_dc_id:int suggested_lang_code:flags.2?string lang_pack_version:flags.2?int base_lang_pack_version:flags.2?int reactions_default:flags.15?Reaction autologin_token:flags.16?string = Config;`
         ///
         /// <https://core.telegram.org/constructor/config>
@@ -69,6 +69,7 @@ extension Api {
             public var blockedMode: Bool { tlFlagIsSet(flags, 0x100) }
             public var forceTryIpv6: Bool { tlFlagIsSet(flags, 0x4000) }
 
+            @_optimize(none)
             public init(defaultP2pContacts: Bool = false, preloadFeaturedStickers: Bool = false, revokePmInbox: Bool = false, blockedMode: Bool = false, forceTryIpv6: Bool = false, date: Int32, expires: Int32, testMode: Bool, thisDc: Int32, dcOptions: [Api.DcOption], dcTxtDomainName: String, chatSizeMax: Int32, megagroupSizeMax: Int32, forwardedCountMax: Int32, onlineUpdatePeriodMs: Int32, offlineBlurTimeoutMs: Int32, offlineIdleTimeoutMs: Int32, onlineCloudTimeoutMs: Int32, notifyCloudDelayMs: Int32, notifyDefaultDelayMs: Int32, pushChatPeriodMs: Int32, pushChatLimit: Int32, editTimeLimit: Int32, revokeTimeLimit: Int32, revokePmTimeLimit: Int32, ratingEDecay: Int32, stickersRecentLimit: Int32, channelsReadMediaPeriod: Int32, tmpSessions: Int32? = nil, callReceiveTimeoutMs: Int32, callRingTimeoutMs: Int32, callConnectTimeoutMs: Int32, callPacketTimeoutMs: Int32, meUrlPrefix: String, autoupdateUrlPrefix: String? = nil, gifSearchUsername: String? = nil, venueSearchUsername: String? = nil, imgSearchUsername: String? = nil, staticMapsProvider: String? = nil, captionLengthMax: Int32, messageLengthMax: Int32, webfileDcId: Int32, suggestedLangCode: String? = nil, langPackVersion: Int32? = nil, baseLangPackVersion: Int32? = nil, reactionsDefault: Api.Reaction? = nil, autologinToken: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x8, when: defaultP2pContacts)
@@ -408,7 +409,7 @@ extension Api.messages {
     /// - `messages.botCallbackAnswer#36585ea4 flags:# alert:flags.1?true has_url:flags.3?true native_ui:flags.4?true message:flags.0?string url:flags.2?string cache_time:int = messages.BotCallbackAnswer;`
     ///
     /// <https://core.telegram.org/type/messages.BotCallbackAnswer>
-    public enum BotCallbackAnswer: TLSchemaDescribed, TLParsable {
+    public enum BotCallbackAnswer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.botCallbackAnswer#36585ea4 flags:# alert:flags.1?true has_url:flags.3?true native_ui:flags.4?true message:flags.0?string url:flags.2?string cache_time:int = messages.BotCallbackAnswer;`
         ///
         /// <https://core.telegram.org/constructor/messages.botCallbackAnswer>
@@ -427,6 +428,7 @@ extension Api.messages {
             public var hasUrl: Bool { tlFlagIsSet(flags, 0x8) }
             public var nativeUi: Bool { tlFlagIsSet(flags, 0x10) }
 
+            @_optimize(none)
             public init(alert: Bool = false, hasUrl: Bool = false, nativeUi: Bool = false, message: String? = nil, url: String? = nil, cacheTime: Int32) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x2, when: alert)
@@ -517,7 +519,7 @@ extension Api {
     /// - `phoneCallDiscardReasonMigrateConferenceCall#9fbbf1f7 slug:string = PhoneCallDiscardReason;`
     ///
     /// <https://core.telegram.org/type/PhoneCallDiscardReason>
-    public enum PhoneCallDiscardReason: TLSchemaDescribed, TLParsable {
+    public enum PhoneCallDiscardReason: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `phoneCallDiscardReasonMissed#85e42301 = PhoneCallDiscardReason;`
         ///
         /// <https://core.telegram.org/constructor/phoneCallDiscardReasonMissed>
@@ -621,7 +623,7 @@ extension Api.payments {
     /// - `payments.paymentVerificationNeeded#d8411139 url:string = payments.PaymentResult;`
     ///
     /// <https://core.telegram.org/type/payments.PaymentResult>
-    public enum PaymentResult: TLSchemaDescribed, TLParsable {
+    public enum PaymentResult: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.paymentResult#4e5f810d updates:Updates = payments.PaymentResult;`
         ///
         /// <https://core.telegram.org/constructor/payments.paymentResult>
@@ -714,7 +716,7 @@ extension Api {
     /// - `phoneCallDiscarded#50ca4de1 flags:# need_rating:flags.2?true need_debug:flags.3?true video:flags.6?true id:long reason:flags.0?PhoneCallDiscardReason duration:flags.1?int = PhoneCall;`
     ///
     /// <https://core.telegram.org/type/PhoneCall>
-    public enum PhoneCall: TLSchemaDescribed, TLParsable {
+    public enum PhoneCall: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `phoneCallEmpty#5366c915 id:long = PhoneCall;`
         ///
         /// <https://core.telegram.org/constructor/phoneCallEmpty>
@@ -766,6 +768,7 @@ extension Api {
             public let receiveDate: Int32?
             public var video: Bool { tlFlagIsSet(flags, 0x40) }
 
+            @_optimize(none)
             public init(video: Bool = false, id: Int64, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, `protocol`: Api.PhoneCallProtocol, receiveDate: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x40, when: video)
@@ -807,6 +810,7 @@ extension Api {
             public let `protocol`: Api.PhoneCallProtocol
             public var video: Bool { tlFlagIsSet(flags, 0x40) }
 
+            @_optimize(none)
             public init(video: Bool = false, id: Int64, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, gAHash: [UInt8], `protocol`: Api.PhoneCallProtocol) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x40, when: video)
@@ -847,6 +851,7 @@ extension Api {
             public let `protocol`: Api.PhoneCallProtocol
             public var video: Bool { tlFlagIsSet(flags, 0x40) }
 
+            @_optimize(none)
             public init(video: Bool = false, id: Int64, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, gB: [UInt8], `protocol`: Api.PhoneCallProtocol) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x40, when: video)
@@ -893,6 +898,7 @@ extension Api {
             public var video: Bool { tlFlagIsSet(flags, 0x40) }
             public var conferenceSupported: Bool { tlFlagIsSet(flags, 0x100) }
 
+            @_optimize(none)
             public init(p2pAllowed: Bool = false, video: Bool = false, conferenceSupported: Bool = false, id: Int64, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, gAOrB: [UInt8], keyFingerprint: Int64, `protocol`: Api.PhoneCallProtocol, connections: [Api.PhoneConnection], startDate: Int32, customParameters: Api.DataJSON? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x20, when: p2pAllowed)
@@ -942,6 +948,7 @@ extension Api {
             public var needDebug: Bool { tlFlagIsSet(flags, 0x8) }
             public var video: Bool { tlFlagIsSet(flags, 0x40) }
 
+            @_optimize(none)
             public init(needRating: Bool = false, needDebug: Bool = false, video: Bool = false, id: Int64, reason: Api.PhoneCallDiscardReason? = nil, duration: Int32? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: needRating)
@@ -1218,7 +1225,7 @@ extension Api {
     /// - `themeSettings#fa58b6d4 flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?WallPaper = ThemeSettings;`
     ///
     /// <https://core.telegram.org/type/ThemeSettings>
-    public enum ThemeSettings: TLSchemaDescribed, TLParsable {
+    public enum ThemeSettings: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `themeSettings#fa58b6d4 flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?WallPaper = ThemeSettings;`
         ///
         /// <https://core.telegram.org/constructor/themeSettings>
@@ -1237,6 +1244,7 @@ extension Api {
             public let wallpaper: Api.WallPaper?
             public var messageColorsAnimated: Bool { tlFlagIsSet(flags, 0x4) }
 
+            @_optimize(none)
             public init(messageColorsAnimated: Bool = false, baseTheme: Api.BaseTheme, accentColor: Int32, outboxAccentColor: Int32? = nil, messageColors: [Int32]? = nil, wallpaper: Api.WallPaper? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x4, when: messageColorsAnimated)
@@ -1337,7 +1345,7 @@ extension Api.messages {
     /// - `messages.affectedFoundMessages#ef8d3e6c pts:int pts_count:int offset:int messages:Vector<int> = messages.AffectedFoundMessages;`
     ///
     /// <https://core.telegram.org/type/messages.AffectedFoundMessages>
-    public enum AffectedFoundMessages: TLSchemaDescribed, TLParsable {
+    public enum AffectedFoundMessages: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.affectedFoundMessages#ef8d3e6c pts:int pts_count:int offset:int messages:Vector<int> = messages.AffectedFoundMessages;`
         ///
         /// <https://core.telegram.org/constructor/messages.affectedFoundMessages>
@@ -1414,7 +1422,7 @@ extension Api.messages {
     /// - `messages.checkedHistoryImportPeer#a24de717 confirm_text:string = messages.CheckedHistoryImportPeer;`
     ///
     /// <https://core.telegram.org/type/messages.CheckedHistoryImportPeer>
-    public enum CheckedHistoryImportPeer: TLSchemaDescribed, TLParsable {
+    public enum CheckedHistoryImportPeer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.checkedHistoryImportPeer#a24de717 confirm_text:string = messages.CheckedHistoryImportPeer;`
         ///
         /// <https://core.telegram.org/constructor/messages.checkedHistoryImportPeer>
@@ -1473,7 +1481,7 @@ extension Api.stories {
     /// - `stories.storyReactionsList#aa5f789c flags:# count:int reactions:Vector<StoryReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryReactionsList;`
     ///
     /// <https://core.telegram.org/type/stories.StoryReactionsList>
-    public enum StoryReactionsList: TLSchemaDescribed, TLParsable {
+    public enum StoryReactionsList: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `stories.storyReactionsList#aa5f789c flags:# count:int reactions:Vector<StoryReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryReactionsList;`
         ///
         /// <https://core.telegram.org/constructor/stories.storyReactionsList>
@@ -1491,6 +1499,7 @@ extension Api.stories {
             public let users: [Api.User]
             public let nextOffset: String?
 
+            @_optimize(none)
             public init(count: Int32, reactions: [Api.StoryReaction], chats: [Api.Chat], users: [Api.User], nextOffset: String? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
@@ -1578,7 +1587,7 @@ extension Api {
     /// - `businessRecipients#21108ff7 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> = BusinessRecipients;`
     ///
     /// <https://core.telegram.org/type/BusinessRecipients>
-    public enum BusinessRecipients: TLSchemaDescribed, TLParsable {
+    public enum BusinessRecipients: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `businessRecipients#21108ff7 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> = BusinessRecipients;`
         ///
         /// <https://core.telegram.org/constructor/businessRecipients>
@@ -1597,6 +1606,7 @@ extension Api {
             public var nonContacts: Bool { tlFlagIsSet(flags, 0x8) }
             public var excludeSelected: Bool { tlFlagIsSet(flags, 0x20) }
 
+            @_optimize(none)
             public init(existingChats: Bool = false, newChats: Bool = false, contacts: Bool = false, nonContacts: Bool = false, excludeSelected: Bool = false, users: [Int64]? = nil) {
                 var _flags: Int32 = 0
                 tlSetFlag(&_flags, 0x1, when: existingChats)
@@ -1669,7 +1679,7 @@ extension Api {
     /// - `starGiftAttributeCounter#2eb1b658 attribute:StarGiftAttributeId count:int = StarGiftAttributeCounter;`
     ///
     /// <https://core.telegram.org/type/StarGiftAttributeCounter>
-    public enum StarGiftAttributeCounter: TLSchemaDescribed, TLParsable {
+    public enum StarGiftAttributeCounter: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `starGiftAttributeCounter#2eb1b658 attribute:StarGiftAttributeId count:int = StarGiftAttributeCounter;`
         ///
         /// <https://core.telegram.org/constructor/starGiftAttributeCounter>
@@ -1735,7 +1745,7 @@ extension Api.payments {
     /// - `payments.starGiftCollections#8a2932f3 collections:Vector<StarGiftCollection> = payments.StarGiftCollections;`
     ///
     /// <https://core.telegram.org/type/payments.StarGiftCollections>
-    public enum StarGiftCollections: TLSchemaDescribed, TLParsable {
+    public enum StarGiftCollections: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.starGiftCollectionsNotModified#a0ba4f17 = payments.StarGiftCollections;`
         ///
         /// <https://core.telegram.org/constructor/payments.starGiftCollectionsNotModified>
@@ -1806,7 +1816,7 @@ extension Api.payments {
     /// - `payments.checkCanSendGiftResultFail#d5e58274 reason:TextWithEntities = payments.CheckCanSendGiftResult;`
     ///
     /// <https://core.telegram.org/type/payments.CheckCanSendGiftResult>
-    public enum CheckCanSendGiftResult: TLSchemaDescribed, TLParsable {
+    public enum CheckCanSendGiftResult: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `payments.checkCanSendGiftResultOk#374fa7ad = payments.CheckCanSendGiftResult;`
         ///
         /// <https://core.telegram.org/constructor/payments.checkCanSendGiftResultOk>
@@ -1876,7 +1886,7 @@ extension Api.account {
     /// - `account.passkeys#f8e0aa1c passkeys:Vector<Passkey> = account.Passkeys;`
     ///
     /// <https://core.telegram.org/type/account.Passkeys>
-    public enum Passkeys: TLSchemaDescribed, TLParsable {
+    public enum Passkeys: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `account.passkeys#f8e0aa1c passkeys:Vector<Passkey> = account.Passkeys;`
         ///
         /// <https://core.telegram.org/constructor/account.passkeys>
@@ -1935,7 +1945,7 @@ extension Api.communities {
     /// - `communities.participantJoinedChats#8d78512a creator_chat_ids:Vector<long> joined_chat_ids:Vector<long> chats:Vector<Chat> users:Vector<User> = communities.ParticipantJoinedChats;`
     ///
     /// <https://core.telegram.org/type/communities.ParticipantJoinedChats>
-    public enum ParticipantJoinedChats: TLSchemaDescribed, TLParsable {
+    public enum ParticipantJoinedChats: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `communities.participantJoinedChats#8d78512a creator_chat_ids:Vector<long> joined_chat_ids:Vector<long> chats:Vector<Chat> users:Vector<User> = communities.ParticipantJoinedChats;`
         ///
         /// <https://core.telegram.org/constructor/communities.participantJoinedChats>
@@ -2030,6 +2040,7 @@ extension Api.functions.auth {
     /// `auth.importWebTokenAuthorization#2db873a9 api_id:int api_hash:string web_auth_token:string = auth.Authorization;`
     ///
     /// <https://core.telegram.org/method/auth.importWebTokenAuthorization>
+    @_optimize(none)
     public static func importWebTokenAuthorization(apiId: Int32, apiHash: String, webAuthToken: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         importWebTokenAuthorization(into: buffer, apiId: apiId, apiHash: apiHash, webAuthToken: webAuthToken)
@@ -2037,7 +2048,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.importWebTokenAuthorization` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func importWebTokenAuthorization(into buffer: Buffer, apiId: Int32, apiHash: String, webAuthToken: String) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x2db873a9)
@@ -2052,6 +2063,7 @@ extension Api.functions.account {
     /// `account.getContentSettings#8b9b4dae = account.ContentSettings;`
     ///
     /// <https://core.telegram.org/method/account.getContentSettings>
+    @_optimize(none)
     public static func getContentSettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ContentSettings>) {
         let buffer = Buffer()
         getContentSettings(into: buffer)
@@ -2059,7 +2071,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getContentSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getContentSettings(into buffer: Buffer) {
         buffer.appendUInt32(0x8b9b4dae)
     }
@@ -2069,6 +2081,7 @@ extension Api.functions.account {
     /// `account.getSavedRingtones#e1902288 hash:long = account.SavedRingtones;`
     ///
     /// <https://core.telegram.org/method/account.getSavedRingtones>
+    @_optimize(none)
     public static func getSavedRingtones(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SavedRingtones>) {
         let buffer = Buffer()
         getSavedRingtones(into: buffer, hash: hash)
@@ -2076,7 +2089,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getSavedRingtones` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSavedRingtones(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xe1902288)
@@ -2089,6 +2102,7 @@ extension Api.functions.account {
     /// `account.toggleUsername#58d6b376 username:string active:Bool = Bool;`
     ///
     /// <https://core.telegram.org/method/account.toggleUsername>
+    @_optimize(none)
     public static func toggleUsername(username: String, active: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleUsername(into: buffer, username: username, active: active)
@@ -2096,7 +2110,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.toggleUsername` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func toggleUsername(into buffer: Buffer, username: String, active: Bool) {
         buffer.appendUInt32(0x58d6b376)
         buffer.appendTLString(username)
@@ -2108,6 +2122,7 @@ extension Api.functions.contacts {
     /// `contacts.resetSaved#879537f1 = Bool;`
     ///
     /// <https://core.telegram.org/method/contacts.resetSaved>
+    @_optimize(none)
     public static func resetSaved() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetSaved(into: buffer)
@@ -2115,7 +2130,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.resetSaved` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func resetSaved(into buffer: Buffer) {
         buffer.appendUInt32(0x879537f1)
     }
@@ -2125,6 +2140,7 @@ extension Api.functions.messages {
     /// `messages.getPeerSettings#efd9a6a2 peer:InputPeer = messages.PeerSettings;`
     ///
     /// <https://core.telegram.org/method/messages.getPeerSettings>
+    @_optimize(none)
     public static func getPeerSettings(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PeerSettings>) {
         let buffer = Buffer()
         getPeerSettings(into: buffer, peer: peer)
@@ -2132,7 +2148,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPeerSettings` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getPeerSettings(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0xefd9a6a2)
         peer.serialize(buffer, true)
@@ -2143,6 +2159,7 @@ extension Api.functions.messages {
     /// `messages.sendEncryptedService#32d439a4 peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;`
     ///
     /// <https://core.telegram.org/method/messages.sendEncryptedService>
+    @_optimize(none)
     public static func sendEncryptedService(peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
         let buffer = Buffer()
         sendEncryptedService(into: buffer, peer: peer, randomId: randomId, data: data)
@@ -2150,7 +2167,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendEncryptedService` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendEncryptedService(into buffer: Buffer, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) {
         buffer.appendUInt32(0x32d439a4)
         peer.serialize(buffer, true)
@@ -2163,6 +2180,7 @@ extension Api.functions.messages {
     /// `messages.startBot#e6df7378 bot:InputUser peer:InputPeer random_id:long start_param:string = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.startBot>
+    @_optimize(none)
     public static func startBot(bot: Api.InputUser, peer: Api.InputPeer, randomId: Int64, startParam: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         startBot(into: buffer, bot: bot, peer: peer, randomId: randomId, startParam: startParam)
@@ -2170,7 +2188,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.startBot` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func startBot(into buffer: Buffer, bot: Api.InputUser, peer: Api.InputPeer, randomId: Int64, startParam: String) {
         buffer.appendUInt32(0xe6df7378)
         bot.serialize(buffer, true)
@@ -2184,6 +2202,7 @@ extension Api.functions.messages {
     /// `messages.getGameHighScores#e822649d peer:InputPeer id:int user_id:InputUser = messages.HighScores;`
     ///
     /// <https://core.telegram.org/method/messages.getGameHighScores>
+    @_optimize(none)
     public static func getGameHighScores(peer: Api.InputPeer, id: Int32, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HighScores>) {
         let buffer = Buffer()
         getGameHighScores(into: buffer, peer: peer, id: id, userId: userId)
@@ -2191,7 +2210,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getGameHighScores` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getGameHighScores(into buffer: Buffer, peer: Api.InputPeer, id: Int32, userId: Api.InputUser) {
         buffer.appendUInt32(0xe822649d)
         peer.serialize(buffer, true)
@@ -2204,6 +2223,7 @@ extension Api.functions.messages {
     /// `messages.getEmojiKeywordsDifference#1508b6af lang_code:string from_version:int = EmojiKeywordsDifference;`
     ///
     /// <https://core.telegram.org/method/messages.getEmojiKeywordsDifference>
+    @_optimize(none)
     public static func getEmojiKeywordsDifference(langCode: String, fromVersion: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiKeywordsDifference>) {
         let buffer = Buffer()
         getEmojiKeywordsDifference(into: buffer, langCode: langCode, fromVersion: fromVersion)
@@ -2211,7 +2231,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiKeywordsDifference` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getEmojiKeywordsDifference(into buffer: Buffer, langCode: String, fromVersion: Int32) {
         buffer.appendUInt32(0x1508b6af)
         buffer.appendTLString(langCode)
@@ -2223,6 +2243,7 @@ extension Api.functions.messages {
     /// `messages.reportReaction#3f64c076 peer:InputPeer id:int reaction_peer:InputPeer = Bool;`
     ///
     /// <https://core.telegram.org/method/messages.reportReaction>
+    @_optimize(none)
     public static func reportReaction(peer: Api.InputPeer, id: Int32, reactionPeer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportReaction(into: buffer, peer: peer, id: id, reactionPeer: reactionPeer)
@@ -2230,7 +2251,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportReaction` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func reportReaction(into buffer: Buffer, peer: Api.InputPeer, id: Int32, reactionPeer: Api.InputPeer) {
         buffer.appendUInt32(0x3f64c076)
         peer.serialize(buffer, true)
@@ -2243,6 +2264,7 @@ extension Api.functions.messages {
     /// `messages.getRecentReactions#39461db2 limit:int hash:long = messages.Reactions;`
     ///
     /// <https://core.telegram.org/method/messages.getRecentReactions>
+    @_optimize(none)
     public static func getRecentReactions(limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Reactions>) {
         let buffer = Buffer()
         getRecentReactions(into: buffer, limit: limit, hash: hash)
@@ -2250,7 +2272,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getRecentReactions` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getRecentReactions(into buffer: Buffer, limit: Int32, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0x39461db2)
@@ -2264,6 +2286,7 @@ extension Api.functions.messages {
     /// `messages.getDefaultHistoryTTL#658b7188 = DefaultHistoryTTL;`
     ///
     /// <https://core.telegram.org/method/messages.getDefaultHistoryTTL>
+    @_optimize(none)
     public static func getDefaultHistoryTTL() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DefaultHistoryTTL>) {
         let buffer = Buffer()
         getDefaultHistoryTTL(into: buffer)
@@ -2271,7 +2294,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDefaultHistoryTTL` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getDefaultHistoryTTL(into buffer: Buffer) {
         buffer.appendUInt32(0x658b7188)
     }
@@ -2281,6 +2304,7 @@ extension Api.functions.messages {
     /// `messages.sendBotRequestedPeer#6c5cf2a7 flags:# peer:InputPeer msg_id:flags.0?int webapp_req_id:flags.1?string button_id:int requested_peers:Vector<InputPeer> = Updates;`
     ///
     /// <https://core.telegram.org/method/messages.sendBotRequestedPeer>
+    @_optimize(none)
     public static func sendBotRequestedPeer(peer: Api.InputPeer, msgId: Int32? = nil, webappReqId: String? = nil, buttonId: Int32, requestedPeers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendBotRequestedPeer(into: buffer, peer: peer, msgId: msgId, webappReqId: webappReqId, buttonId: buttonId, requestedPeers: requestedPeers)
@@ -2288,7 +2312,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendBotRequestedPeer` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func sendBotRequestedPeer(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32? = nil, webappReqId: String? = nil, buttonId: Int32, requestedPeers: [Api.InputPeer]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: msgId != nil)
@@ -2313,6 +2337,7 @@ extension Api.functions.messages {
     /// `messages.getForumTopics#3ba47bff flags:# peer:InputPeer q:flags.0?string offset_date:int offset_id:int offset_topic:int limit:int = messages.ForumTopics;`
     ///
     /// <https://core.telegram.org/method/messages.getForumTopics>
+    @_optimize(none)
     public static func getForumTopics(peer: Api.InputPeer, q: String? = nil, offsetDate: Int32, offsetId: Int32, offsetTopic: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ForumTopics>) {
         let buffer = Buffer()
         getForumTopics(into: buffer, peer: peer, q: q, offsetDate: offsetDate, offsetId: offsetId, offsetTopic: offsetTopic, limit: limit)
@@ -2320,7 +2345,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getForumTopics` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getForumTopics(into buffer: Buffer, peer: Api.InputPeer, q: String? = nil, offsetDate: Int32, offsetId: Int32, offsetTopic: Int32, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: q != nil)
@@ -2345,6 +2370,7 @@ extension Api.functions.help {
     /// `help.getSupportName#d360e72c = help.SupportName;`
     ///
     /// <https://core.telegram.org/method/help.getSupportName>
+    @_optimize(none)
     public static func getSupportName() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.SupportName>) {
         let buffer = Buffer()
         getSupportName(into: buffer)
@@ -2352,7 +2378,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getSupportName` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getSupportName(into buffer: Buffer) {
         buffer.appendUInt32(0xd360e72c)
     }
@@ -2362,6 +2388,7 @@ extension Api.functions.channels {
     /// `channels.deleteHistory#9baa9647 flags:# for_everyone:flags.0?true channel:InputChannel max_id:int = Updates;`
     ///
     /// <https://core.telegram.org/method/channels.deleteHistory>
+    @_optimize(none)
     public static func deleteHistory(forEveryone: Bool = false, channel: Api.InputChannel, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteHistory(into: buffer, forEveryone: forEveryone, channel: channel, maxId: maxId)
@@ -2369,7 +2396,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.deleteHistory` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func deleteHistory(into buffer: Buffer, forEveryone: Bool = false, channel: Api.InputChannel, maxId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: forEveryone)
@@ -2386,6 +2413,7 @@ extension Api.functions.bots {
     /// `bots.setBotCommands#0517165a scope:BotCommandScope lang_code:string commands:Vector<BotCommand> = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.setBotCommands>
+    @_optimize(none)
     public static func setBotCommands(scope: Api.BotCommandScope, langCode: String, commands: [Api.BotCommand]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotCommands(into: buffer, scope: scope, langCode: langCode, commands: commands)
@@ -2393,7 +2421,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setBotCommands` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setBotCommands(into buffer: Buffer, scope: Api.BotCommandScope, langCode: String, commands: [Api.BotCommand]) {
         buffer.appendUInt32(0x0517165a)
         scope.serialize(buffer, true)
@@ -2406,6 +2434,7 @@ extension Api.functions.bots {
     /// `bots.setBotGroupDefaultAdminRights#925ec9ea admin_rights:ChatAdminRights = Bool;`
     ///
     /// <https://core.telegram.org/method/bots.setBotGroupDefaultAdminRights>
+    @_optimize(none)
     public static func setBotGroupDefaultAdminRights(adminRights: Api.ChatAdminRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotGroupDefaultAdminRights(into: buffer, adminRights: adminRights)
@@ -2413,7 +2442,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setBotGroupDefaultAdminRights` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func setBotGroupDefaultAdminRights(into buffer: Buffer, adminRights: Api.ChatAdminRights) {
         buffer.appendUInt32(0x925ec9ea)
         adminRights.serialize(buffer, true)
@@ -2424,6 +2453,7 @@ extension Api.functions.bots {
     /// `bots.addPreviewMedia#17aeb75a bot:InputUser lang_code:string media:InputMedia = BotPreviewMedia;`
     ///
     /// <https://core.telegram.org/method/bots.addPreviewMedia>
+    @_optimize(none)
     public static func addPreviewMedia(bot: Api.InputUser, langCode: String, media: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BotPreviewMedia>) {
         let buffer = Buffer()
         addPreviewMedia(into: buffer, bot: bot, langCode: langCode, media: media)
@@ -2431,7 +2461,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.addPreviewMedia` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func addPreviewMedia(into buffer: Buffer, bot: Api.InputUser, langCode: String, media: Api.InputMedia) {
         buffer.appendUInt32(0x17aeb75a)
         bot.serialize(buffer, true)
@@ -2444,6 +2474,7 @@ extension Api.functions.payments {
     /// `payments.getStarGiftAuctionAcquiredGifts#6ba2cbec gift_id:long = payments.StarGiftAuctionAcquiredGifts;`
     ///
     /// <https://core.telegram.org/method/payments.getStarGiftAuctionAcquiredGifts>
+    @_optimize(none)
     public static func getStarGiftAuctionAcquiredGifts(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftAuctionAcquiredGifts>) {
         let buffer = Buffer()
         getStarGiftAuctionAcquiredGifts(into: buffer, giftId: giftId)
@@ -2451,7 +2482,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftAuctionAcquiredGifts` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getStarGiftAuctionAcquiredGifts(into buffer: Buffer, giftId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x6ba2cbec)
@@ -2464,6 +2495,7 @@ extension Api.functions.phone {
     /// `phone.getGroupParticipants#c558d8ab call:InputGroupCall ids:Vector<InputPeer> sources:Vector<int> offset:string limit:int = phone.GroupParticipants;`
     ///
     /// <https://core.telegram.org/method/phone.getGroupParticipants>
+    @_optimize(none)
     public static func getGroupParticipants(call: Api.InputGroupCall, ids: [Api.InputPeer], sources: [Int32], offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupParticipants>) {
         let buffer = Buffer()
         getGroupParticipants(into: buffer, call: call, ids: ids, sources: sources, offset: offset, limit: limit)
@@ -2471,7 +2503,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupParticipants` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getGroupParticipants(into buffer: Buffer, call: Api.InputGroupCall, ids: [Api.InputPeer], sources: [Int32], offset: String, limit: Int32) {
         buffer.appendUInt32(0xc558d8ab)
         call.serialize(buffer, true)
@@ -2486,6 +2518,7 @@ extension Api.functions.stats {
     /// `stats.getMessagePublicForwards#5f150144 channel:InputChannel msg_id:int offset:string limit:int = stats.PublicForwards;`
     ///
     /// <https://core.telegram.org/method/stats.getMessagePublicForwards>
+    @_optimize(none)
     public static func getMessagePublicForwards(channel: Api.InputChannel, msgId: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.PublicForwards>) {
         let buffer = Buffer()
         getMessagePublicForwards(into: buffer, channel: channel, msgId: msgId, offset: offset, limit: limit)
@@ -2493,7 +2526,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getMessagePublicForwards` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getMessagePublicForwards(into buffer: Buffer, channel: Api.InputChannel, msgId: Int32, offset: String, limit: Int32) {
         buffer.appendUInt32(0x5f150144)
         channel.serialize(buffer, true)
@@ -2507,6 +2540,7 @@ extension Api.functions.stories {
     /// `stories.getAlbums#25b3eac7 peer:InputPeer hash:long = stories.Albums;`
     ///
     /// <https://core.telegram.org/method/stories.getAlbums>
+    @_optimize(none)
     public static func getAlbums(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Albums>) {
         let buffer = Buffer()
         getAlbums(into: buffer, peer: peer, hash: hash)
@@ -2514,7 +2548,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getAlbums` boxed at the end of `buffer`.
-    @inline(never)
+    @_optimize(none)
     public static func getAlbums(into buffer: Buffer, peer: Api.InputPeer, hash: Int64) {
         buffer.appendUInt32(0x25b3eac7)
         peer.serialize(buffer, true)

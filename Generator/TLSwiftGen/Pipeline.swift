@@ -34,6 +34,7 @@ public enum GeneratorPipeline {
                                           fileCount: entry.files, embedSchema: entry.embedSchema ?? false,
                                           layer: entry.layer, specLinks: entry.specLinks ?? false,
                                           outlineWriters: entry.outlineWriters ?? false,
+                                          unoptimizedColdCode: entry.unoptimizedColdCode ?? false,
                                           exceptions: exceptions)
                 for file in emitter.emit() {
                     outputs.append(OutputFile(path: (module.directory as NSString).appendingPathComponent(file.name),
@@ -65,19 +66,23 @@ public enum GeneratorPipeline {
     ///   - layer: the configured layer, for a schema without a `// LAYER` line; a schema that has one must agree.
     ///   - specLinks: link each definition to its page on core.telegram.org (Telegram's API schema only).
     ///   - outlineWriters: keep request writers that are not generic out of their builders (`@inline(never)`).
+    ///   - unoptimizedColdCode: compile request builders and writers and the public payload initializers that
+    ///     compute flag words without optimization (`@_optimize(none)`).
     ///   - exceptions: constructor IDs accepted although the CRC rule does not reproduce them.
     public static func emit(schemaText: String, displayName: String, namespace: String, fileCount: Int,
                             embedSchema: Bool, layer: Int? = nil, specLinks: Bool = false,
-                            outlineWriters: Bool = false,
+                            outlineWriters: Bool = false, unoptimizedColdCode: Bool = false,
                             exceptions: [KnownIDException] = KnownIDException.all) throws -> [GeneratedFile] {
         try emitter(schemaText: schemaText, displayName: displayName, namespace: namespace, fileCount: fileCount,
                     embedSchema: embedSchema, layer: layer, specLinks: specLinks, outlineWriters: outlineWriters,
+                    unoptimizedColdCode: unoptimizedColdCode,
                     exceptions: exceptions).emit()
     }
 
     /// The emitter for a checked schema; throws when the schema has errors.
     static func emitter(schemaText: String, displayName: String, namespace: String, fileCount: Int,
                         embedSchema: Bool, layer: Int?, specLinks: Bool = false, outlineWriters: Bool = false,
+                        unoptimizedColdCode: Bool = false,
                         exceptions: [KnownIDException]) throws -> SwiftEmitter {
         var schema = Checker.check(file: displayName, text: schemaText, exceptions: exceptions)
         guard schema.errors.isEmpty else { throw GeneratorError.invalidSchema(SchemaErrors(schema.errors)) }
@@ -90,7 +95,7 @@ public enum GeneratorPipeline {
         let options = EmitOptions(namespace: namespace, fileCount: fileCount, schemaName: displayName,
                                   schemaSHA256: SHA256.hex(Array(schemaText.utf8)),
                                   schemaText: embedSchema ? schemaText : nil, specLinks: specLinks,
-                                  outlineWriters: outlineWriters)
+                                  outlineWriters: outlineWriters, unoptimizedColdCode: unoptimizedColdCode)
         return SwiftEmitter(schema: schema, options: options)
     }
 

@@ -32,10 +32,15 @@ public struct EmitOptions: Sendable {
     /// inlines each into its builder and compiles every request's serialization twice, which a schema of a thousand
     /// requests pays for in its release build (Benchmarks/BuildTime.md).
     public var outlineWriters: Bool
+    /// Whether the code off the codec's path is compiled without optimization (`@_optimize(none)`): request
+    /// builders and writers (then out of line too), and the public payload initializers that compute flag words
+    /// (decoding calls the internal one). Values are read and written as fast; building a request or a value by
+    /// hand costs more instructions, and the release build is shorter (Benchmarks/BuildTime.md).
+    public var unoptimizedColdCode: Bool
 
     /// Options; `fileCount` is at least 1.
     public init(namespace: String, fileCount: Int, schemaName: String, schemaSHA256: String, schemaText: String? = nil,
-                specLinks: Bool = false, outlineWriters: Bool = false) {
+                specLinks: Bool = false, outlineWriters: Bool = false, unoptimizedColdCode: Bool = false) {
         self.namespace = namespace
         self.fileCount = max(1, fileCount)
         self.schemaName = schemaName
@@ -43,6 +48,7 @@ public struct EmitOptions: Sendable {
         self.schemaText = schemaText
         self.specLinks = specLinks
         self.outlineWriters = outlineWriters
+        self.unoptimizedColdCode = unoptimizedColdCode
     }
 }
 
@@ -418,6 +424,8 @@ public struct SwiftEmitter {
             }
             if !fields.isEmpty { w.line("") }
             let groups = flagGroups(c)
+            // With flag words the readers call the internal init below, so this one is only for values built by hand.
+            if options.unoptimizedColdCode && !words.isEmpty { w.line("@_optimize(none)") }
             w.block("public init(\(fields.map(parameterDeclaration).joined(separator: ", ")))") {
                 for nat in words {
                     _ = emitFlagWord(nat, groups: groups, into: natLocal(nat.name), w)
@@ -792,7 +800,9 @@ public struct SwiftEmitter {
             for c in constructors { w.line("/// - `\(c.definition)`") }
             specLink("type", type.name, into: w)
             let schemaDescribed = describedBySchema(constructors)
-            w.block("public enum \(swiftName): \(schemaDescribed ? "TLSchemaDescribed" : "TLRegistrable"), TLParsable") {
+            // `CustomStringConvertible` here, witnessed by `TLObject.description`, not inherited by `TLObject`: see there.
+            let base = schemaDescribed ? "TLSchemaDescribed" : "TLRegistrable"
+            w.block("public enum \(swiftName): \(base), TLParsable, CustomStringConvertible") {
                 for c in constructors {
                     w.line("/// `\(c.definition)`")
                     specLink("constructor", c.name, into: w)
@@ -921,6 +931,7 @@ public struct SwiftEmitter {
         w.block("extension \(functionContainer(f))") {
             w.line("/// `\(f.definition)`")
             specLink("method", f.name, into: w)
+            if options.unoptimizedColdCode && generic == nil { w.line("@_optimize(none)") }
             w.block("public static func \(name)\(genericClause)(\(parameters.joined(separator: ", "))) -> \(Self.callType(resultType))") {
                 w.line("let buffer = Buffer()")
                 w.line("\(name)(\(arguments))")
@@ -931,7 +942,13 @@ public struct SwiftEmitter {
             // Inlinable when generic over the inner call's result (`query:!X`), which the writer never touches:
             // called unspecialized from another module, each call built `DeserializeFunctionResponse<X>`'s metadata
             // and copied the triple (~300 instructions, for a write that copies the query's bytes).
-            if generic != nil { w.line("@inlinable") } else if options.outlineWriters { w.line("@inline(never)") }
+            if generic != nil {
+                w.line("@inlinable")
+            } else if options.unoptimizedColdCode {
+                w.line("@_optimize(none)")
+            } else if options.outlineWriters {
+                w.line("@inline(never)")
+            }
             w.block("public static func \(name)\(genericClause)(\((["into buffer: Buffer"] + writerParameters).joined(separator: ", ")))") {
                 emitSerializeFields(f, id: f.id, payload: nil, into: w)
             }

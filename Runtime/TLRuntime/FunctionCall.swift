@@ -62,7 +62,7 @@ public struct FunctionDescription: Sendable, CustomStringConvertible {
 }
 
 /// Request bytes a registry could not read back, kept as they are: writing it writes the same bytes.
-public struct TLUnreadableRequest: TLFunction {
+public struct TLUnreadableRequest: TLFunction, CustomStringConvertible {
     /// The request as it was given, boxed (function ID first).
     public let bytes: [UInt8]
     /// The function's name, when the registry knows its ID.

@@ -40,13 +40,19 @@ public protocol TypeConstructorDescription {
 
 /// A generated constructor or function value.
 ///
-/// `print(value)` and `"\(value)"` show its constructor and fields, nested, as a log line does.
-public protocol TLObject: TypeConstructorDescription, TLSerializable, Sendable, CustomStringConvertible {}
+/// Generated types also conform to `CustomStringConvertible` through ``description``, so `print(value)` and
+/// `"\(value)"` show the constructor and its fields, nested, as a log line does.
+///
+/// `TLObject` does not refine `CustomStringConvertible` itself: a protocol that refines one of the standard library's
+/// makes every conforming type's witness table an instantiated one, reached through a lazy accessor wherever it is
+/// used, which cost the generated API about a twentieth of its release build (Benchmarks/BuildTime.md).
+public protocol TLObject: TypeConstructorDescription, TLSerializable, Sendable {}
 
 extension TLObject {
     /// The constructor and its fields, nested objects described the same way, as ``TLLogFormatter/telegram``
     /// writes them: its sensitive fields redacted, long vectors, strings and bytes elided. One implementation for
-    /// every generated type, through `descriptionFields()`, rather than one per type.
+    /// every generated type, through `descriptionFields()`, rather than one per type; it is their
+    /// `CustomStringConvertible` witness.
     public var description: String { TLLogFormatter.telegram.format(self) }
 }
 

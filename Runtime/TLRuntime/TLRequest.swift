@@ -9,7 +9,7 @@
 import Synchronization
 
 /// A function call: which function (its TL definition) and its arguments.
-public struct TLRequest: TLFunction {
+public struct TLRequest: TLFunction, CustomStringConvertible {
     /// The TL definition, e.g. `messages.getHistory#4423e6c5 peer:InputPeer … hash:long = messages.Messages;`.
     public let definition: StaticString
     /// Present arguments in schema order, by TL name; `#` words are derived, so they are not listed.

@@ -1,5 +1,6 @@
 import Testing
 import MTProtoApi
+import SecretApi
 import TLRuntime
 import TelegramApi
 
@@ -37,5 +38,33 @@ import TelegramApi
             peer: .inputPeerSelf, message: "hello there", randomId: 9)
         #expect("\(call.0)" == "messages.sendMessage(flags: 0x0, peer: inputPeerSelf(), message: [[redacted]], "
             + "random_id: 9)")
+    }
+
+    @Test func existentialsAndGenericValuesPrintTheSame() {
+        // `print` finds the conformance at run time: each generated type declares `CustomStringConvertible` itself
+        // (`TLObject` does not refine it), and a value seen as `any TLObject` or through a generic prints the same.
+        let peer = Api.Peer.peerUser(.init(userId: 42))
+        let object: any TLObject = peer
+        func interpolated<T: TLObject>(_ value: T) -> String { "\(value)" }
+        #expect("\(peer)" == "peerUser(user_id: 42)")
+        #expect("\(object)" == "peerUser(user_id: 42)")
+        #expect(interpolated(peer) == "peerUser(user_id: 42)")
+        #expect(object.description == "peerUser(user_id: 42)")
+    }
+
+    @Test func everyRegisteredTypeOfEverySchemaPrintsItsFields() {
+        // A type without the conformance would print as `TelegramApi.Api.Peer.peerUser(...)`: the check is on the
+        // metatypes of every registry, so a schema or emitter path that forgot it fails here.
+        let registries = [Api.registry, MT.registry, SecretApi8.registry, SecretApi46.registry, SecretApi73.registry,
+                          SecretApi101.registry, SecretApi144.registry]
+        var missing: [String] = []
+        for registry in registries {
+            for id in registry.ids {
+                guard let type = registry.type(for: id) else { continue }
+                if !(type is any CustomStringConvertible.Type) { missing.append("\(registry.name) \(type)") }
+            }
+            #expect(!registry.ids.isEmpty)
+        }
+        #expect(missing.isEmpty, "\(missing.sorted().prefix(5))")
     }
 }

@@ -24,7 +24,7 @@ enum TestApi {
         }
     }
 
-    enum User: TLRegistrable, TLParsable {
+    enum User: TLRegistrable, TLParsable, CustomStringConvertible {
         case user(Cons_user)
         case userEmpty(id: Int64)
 
@@ -96,7 +96,7 @@ enum TestApi {
         }
     }
 
-    enum Photo: TLRegistrable, TLParsable {
+    enum Photo: TLRegistrable, TLParsable, CustomStringConvertible {
         case photo(id: Int64, bytes: [UInt8])
         case photoEmpty
 

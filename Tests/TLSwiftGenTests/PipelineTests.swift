@@ -188,6 +188,44 @@ func fileOfEachDeclaration(_ files: [GeneratedFile]) -> [String: String] {
         #expect(!(try emitted(outline: false)).contains("@inline(never)"))
     }
 
+    @Test func unoptimizedColdCodeMarksBuildersWritersAndHandInitsOnlyWhenAsked() throws {
+        // `generics` has generic and plain requests, `flags` payloads with flag words.
+        let fixtures = EmitterFixture.all.filter { ["generics", "flags"].contains($0.name) }
+        #expect(fixtures.count == 2)
+        func emitted(cold: Bool) throws -> [String] {
+            try fixtures.flatMap { fixture in
+                try GeneratorPipeline.emit(schemaText: try readText(fixture.schemaURL), displayName: "\(fixture.name).tl",
+                                           namespace: fixture.namespace, fileCount: 1, embedSchema: false,
+                                           outlineWriters: true, unoptimizedColdCode: cold)
+                    .map(\.contents).joined().components(separatedBy: "\n")
+            }
+        }
+        let lines = try emitted(cold: true)
+        func attribute(before index: Int) -> String { lines[index - 1].trimmingCharacters(in: .whitespaces) }
+        var marked = (writers: 0, builders: 0, inits: 0)
+        for (index, line) in lines.enumerated() {
+            // `func name<X>(`: a generic parameter before the parameter list (results name generic types too).
+            let generic = line.contains("static func") && line.prefix { $0 != "(" }.contains("<")
+            if line.contains("(into buffer: Buffer") {
+                // Generic writers stay inlinable: unspecialized, every call would build the response's metadata.
+                #expect(attribute(before: index) == (generic ? "@inlinable" : "@_optimize(none)"), "\(line)")
+                if !generic { marked.writers += 1 }
+            } else if line.contains("public static func") && line.contains("-> (FunctionDescription") {
+                #expect((attribute(before: index) == "@_optimize(none)") == !generic, "\(line)")
+                if !generic { marked.builders += 1 }
+            } else if line.contains("public init(") {
+                // Only the inits that compute a flag word: a reader calls the others, and they stay optimized.
+                let computesFlags = lines[index + 1].contains(": Int32 = 0")
+                #expect((attribute(before: index) == "@_optimize(none)") == computesFlags, "\(line)")
+                if computesFlags { marked.inits += 1 }
+            } else if line.contains("static func parse") || line.contains("func serialize(") {
+                #expect(attribute(before: index) != "@_optimize(none)", "\(line)")
+            }
+        }
+        #expect(marked.writers > 0 && marked.builders > 0 && marked.inits > 0)
+        #expect(!(try emitted(cold: false)).contains { $0.contains("@_optimize(none)") })
+    }
+
     @Test func aSchemaWithErrorsEmitsNothing() {
         #expect {
             try GeneratorPipeline.emit(schemaText: "a x:Foo = A;", displayName: "x.tl", namespace: "X", fileCount: 1,
@@ -290,7 +328,7 @@ func fileOfEachDeclaration(_ files: [GeneratedFile]) -> [String: String] {
         #expect(configuration.modules.map(\.module) == ["TelegramApi", "MTProtoApi", "SecretApi"])
         #expect(configuration.modules[0].schemas == [
             .init(schema: "api.tl", namespace: "Api", files: 40, embedSchema: true, specLinks: true,
-                  outlineWriters: true),
+                  unoptimizedColdCode: true),
         ])
         // core.telegram.org has pages for the API's definitions only.
         #expect(configuration.modules.dropFirst().allSatisfy { $0.schemas.allSatisfy { $0.specLinks == nil } })

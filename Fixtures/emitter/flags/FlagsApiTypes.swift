@@ -8,7 +8,7 @@ extension FlagsApi {
     /// TL type `Photo`. Constructors:
     /// - `photo#32e47466 id:long = Photo;`
     /// - `photoEmpty#b5a19f0a = Photo;`
-    public enum Photo: TLSchemaDescribed, TLParsable {
+    public enum Photo: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `photo#32e47466 id:long = Photo;`
         case photo(Cons_photo)
         /// `photoEmpty#b5a19f0a = Photo;`
@@ -72,7 +72,7 @@ extension FlagsApi {
 extension FlagsApi {
     /// TL type `User`. Constructors:
     /// - `user#f3a846e9 flags:# self:flags.10?true bot:flags.14?true id:long first_name:flags.1?string bot_info_version:flags.14?int flags2:# premium:flags2.3?true usernames:flags2.0?Vector<string> photos:flags2.1?Vector<Photo> ids:flags.31?Vector<long> blobs:flags2.2?Vector<bytes> = User;`
-    public enum User: TLSchemaDescribed, TLParsable {
+    public enum User: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `user#f3a846e9 flags:# self:flags.10?true bot:flags.14?true id:long first_name:flags.1?string bot_info_version:flags.14?int flags2:# premium:flags2.3?true usernames:flags2.0?Vector<string> photos:flags2.1?Vector<Photo> ids:flags.31?Vector<long> blobs:flags2.2?Vector<bytes> = User;`
         case user(Cons_user)
 
@@ -230,7 +230,7 @@ extension FlagsApi {
 extension FlagsApi {
     /// TL type `UserStatus`. Constructors:
     /// - `userStatus#0ce86825 flags:# by_me:flags.0?true = UserStatus;`
-    public enum UserStatus: TLSchemaDescribed, TLParsable {
+    public enum UserStatus: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `userStatus#0ce86825 flags:# by_me:flags.0?true = UserStatus;`
         case userStatus(Cons_userStatus)
 

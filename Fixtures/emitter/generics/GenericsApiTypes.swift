@@ -7,7 +7,7 @@ import TLRuntime
 extension GenericsApi {
     /// TL type `Error`. Constructors:
     /// - `error#c4b9f9bb code:int text:string = Error;`
-    public enum Error: TLSchemaDescribed, TLParsable {
+    public enum Error: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `error#c4b9f9bb code:int text:string = Error;`
         case error(Cons_error)
 
@@ -68,7 +68,7 @@ extension GenericsApi {
 extension GenericsApi {
     /// TL type `Config`. Constructors:
     /// - `config#70d0f553 date:int test_mode:Bool = Config;`
-    public enum Config: TLSchemaDescribed, TLParsable {
+    public enum Config: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `config#70d0f553 date:int test_mode:Bool = Config;`
         case config(Cons_config)
 

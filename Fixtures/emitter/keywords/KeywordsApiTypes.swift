@@ -8,7 +8,7 @@ extension KeywordsApi {
     /// TL type `Keys`. Constructors:
     /// - `keys#1413010c flags:# self:flags.0?true default:string static:long type:int Type:int protocol:flags.1?int init:int class:Bool = Keys;`
     /// - `default#006e058b = Keys;`
-    public enum Keys: TLSchemaDescribed, TLParsable {
+    public enum Keys: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `keys#1413010c flags:# self:flags.0?true default:string static:long type:int Type:int protocol:flags.1?int init:int class:Bool = Keys;`
         case keys(Cons_keys)
         /// `default#006e058b = Keys;`

@@ -7,7 +7,7 @@ import TLRuntime
 extension NamespacesApi {
     /// TL type `FutureSalt`. Constructors:
     /// - `future_salt#0949d9dc valid_since:int valid_until:int salt:long = FutureSalt;`
-    public enum FutureSalt: TLSchemaDescribed, TLParsable {
+    public enum FutureSalt: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `future_salt#0949d9dc valid_since:int valid_until:int salt:long = FutureSalt;`
         case future_salt(Cons_future_salt)
 
@@ -73,7 +73,7 @@ extension NamespacesApi {
 extension NamespacesApi {
     /// TL type `Message`. Constructors:
     /// - `message#5bb8e511 msg_id:long seqno:int bytes:int body:Object = Message;`
-    public enum Message: TLRegistrable, TLParsable {
+    public enum Message: TLRegistrable, TLParsable, CustomStringConvertible {
         /// `message#5bb8e511 msg_id:long seqno:int bytes:int body:Object = Message;`
         case message(Cons_message)
 
@@ -155,7 +155,7 @@ extension NamespacesApi {
 extension NamespacesApi {
     /// TL type `MessageContainer`. Constructors:
     /// - `msg_container#73f1f8dc messages:vector<%Message> = MessageContainer;`
-    public enum MessageContainer: TLSchemaDescribed, TLParsable {
+    public enum MessageContainer: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `msg_container#73f1f8dc messages:vector<%Message> = MessageContainer;`
         case msg_container(Cons_msg_container)
 

@@ -7,7 +7,7 @@ import TLRuntime
 extension NamespacesApi {
     /// TL type `FutureSalts`. Constructors:
     /// - `future_salts#ae500895 req_msg_id:long now:int salts:vector<future_salt> = FutureSalts;`
-    public enum FutureSalts: TLSchemaDescribed, TLParsable {
+    public enum FutureSalts: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `future_salts#ae500895 req_msg_id:long now:int salts:vector<future_salt> = FutureSalts;`
         case future_salts(Cons_future_salts)
 
@@ -80,7 +80,7 @@ extension NamespacesApi {
 extension NamespacesApi {
     /// TL type `ResPQ`. Constructors:
     /// - `resPQ#45570f49 nonce:int128 new_nonce:int256 pq:bytes = ResPQ;`
-    public enum ResPQ: TLSchemaDescribed, TLParsable {
+    public enum ResPQ: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `resPQ#45570f49 nonce:int128 new_nonce:int256 pq:bytes = ResPQ;`
         case resPQ(Cons_resPQ)
 
@@ -147,7 +147,7 @@ extension NamespacesApi.messages {
     /// TL type `messages.Messages`. Constructors:
     /// - `messages.messages#65e96239 messages:Vector<Message> count:int = messages.Messages;`
     /// - `messages.messagesNotModified#74535f21 count:int = messages.Messages;`
-    public enum Messages: TLSchemaDescribed, TLParsable {
+    public enum Messages: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `messages.messages#65e96239 messages:Vector<Message> count:int = messages.Messages;`
         case messages(Cons_messages)
         /// `messages.messagesNotModified#74535f21 count:int = messages.Messages;`
@@ -233,7 +233,7 @@ extension NamespacesApi.messages {
 extension NamespacesApi.help {
     /// TL type `help.Config`. Constructors:
     /// - `help.config#05316cfa date:int = help.Config;`
-    public enum Config: TLSchemaDescribed, TLParsable {
+    public enum Config: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `help.config#05316cfa date:int = help.Config;`
         case config(Cons_config)
 
