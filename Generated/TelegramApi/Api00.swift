@@ -1385,7 +1385,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getPassword` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPassword(into buffer: Buffer) {
         buffer.appendUInt32(0x548a30f5)
     }
@@ -1403,7 +1403,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.uploadWallPaper` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func uploadWallPaper(into buffer: Buffer, forChat: Bool = false, file: Api.InputFile, mimeType: String, settings: Api.WallPaperSettings) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: forChat)
@@ -1429,7 +1429,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.markDialogUnread` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func markDialogUnread(into buffer: Buffer, unread: Bool = false, parentPeer: Api.InputPeer? = nil, peer: Api.InputDialogPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: unread)
@@ -1455,7 +1455,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteScheduledMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteScheduledMessages(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x59ae2b16)
         peer.serialize(buffer, true)
@@ -1475,7 +1475,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPollVotes` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPollVotes(into buffer: Buffer, peer: Api.InputPeer, id: Int32, option: [UInt8]? = nil, offset: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: option != nil)
@@ -1508,7 +1508,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteSavedHistory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
@@ -1544,7 +1544,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getFactCheck` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getFactCheck(into buffer: Buffer, peer: Api.InputPeer, msgId: [Int32]) {
         buffer.appendUInt32(0xb9cdc5ee)
         peer.serialize(buffer, true)
@@ -1564,7 +1564,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportMessagesDelivery` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reportMessagesDelivery(into buffer: Buffer, push: Bool = false, peer: Api.InputPeer, id: [Int32]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: push)
@@ -1589,7 +1589,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.leaveChannel` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func leaveChannel(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0xf836aa95)
         channel.serialize(buffer, true)
@@ -1608,7 +1608,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setCustomVerification` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setCustomVerification(into buffer: Buffer, enabled: Bool = false, bot: Api.InputUser? = nil, peer: Api.InputPeer, customDescription: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: enabled)
@@ -1638,7 +1638,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.exportBotToken` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func exportBotToken(into buffer: Buffer, bot: Api.InputUser, revoke: Bool) {
         buffer.appendUInt32(0xbd0d99eb)
         bot.serialize(buffer, true)
@@ -1658,7 +1658,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.editConnectedStarRefBot` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editConnectedStarRefBot(into buffer: Buffer, revoked: Bool = false, peer: Api.InputPeer, link: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: revoked)
@@ -1683,7 +1683,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.activateStealthMode` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func activateStealthMode(into buffer: Buffer, past: Bool = false, future: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: past)
@@ -1707,7 +1707,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getPeerStories` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPeerStories(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x2c4ada50)
         peer.serialize(buffer, true)

@@ -1493,7 +1493,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getNotifySettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getNotifySettings(into buffer: Buffer, peer: Api.InputNotifyPeer) {
         buffer.appendUInt32(0x12b3ad31)
         peer.serialize(buffer, true)
@@ -1512,7 +1512,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.sendVerifyEmailCode` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendVerifyEmailCode(into buffer: Buffer, purpose: Api.EmailVerifyPurpose, email: String) {
         buffer.appendUInt32(0x98e037bb)
         purpose.serialize(buffer, true)
@@ -1532,7 +1532,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.clearRecentEmojiStatuses` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func clearRecentEmojiStatuses(into buffer: Buffer) {
         buffer.appendUInt32(0x18201aae)
     }
@@ -1550,7 +1550,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.suggestBirthday` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func suggestBirthday(into buffer: Buffer, id: Api.InputUser, birthday: Api.Birthday) {
         buffer.appendUInt32(0xfc533372)
         id.serialize(buffer, true)
@@ -1570,7 +1570,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getStatuses` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStatuses(into buffer: Buffer) {
         buffer.appendUInt32(0xc4a353ee)
     }
@@ -1588,7 +1588,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.migrateChat` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func migrateChat(into buffer: Buffer, chatId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xa2875319)
@@ -1609,7 +1609,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readMentions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func readMentions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -1636,7 +1636,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendWebViewResultMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendWebViewResultMessage(into buffer: Buffer, botQueryId: String, result: Api.InputBotInlineResult) {
         buffer.appendUInt32(0x0a4314f5)
         buffer.appendTLString(botQueryId)
@@ -1656,7 +1656,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getUnreadPollVotes` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getUnreadPollVotes(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -1690,7 +1690,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.getWebFile` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getWebFile(into buffer: Buffer, location: Api.InputWebFileLocation, offset: Int32, limit: Int32) {
         buffer.appendUInt32(0x24e6818d)
         location.serialize(buffer, true)
@@ -1713,7 +1713,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.togglePreHistoryHidden` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func togglePreHistoryHidden(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0xeabbb94c)
         channel.serialize(buffer, true)
@@ -1733,7 +1733,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setBotInfo` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setBotInfo(into buffer: Buffer, bot: Api.InputUser? = nil, langCode: String, name: String? = nil, about: String? = nil, description: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: bot != nil)
@@ -1770,7 +1770,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.changeStarsSubscription` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func changeStarsSubscription(into buffer: Buffer, peer: Api.InputPeer, subscriptionId: String, canceled: Bool? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: canceled != nil)
@@ -1798,7 +1798,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.connectStarRefBot` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func connectStarRefBot(into buffer: Buffer, peer: Api.InputPeer, bot: Api.InputUser) {
         buffer.appendUInt32(0x7ed5348a)
         peer.serialize(buffer, true)
@@ -1818,7 +1818,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.checkCanSendGift` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkCanSendGift(into buffer: Buffer, giftId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xc0c4edc9)
@@ -1839,7 +1839,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupCall` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getGroupCall(into buffer: Buffer, call: Api.InputGroupCall, limit: Int32) {
         buffer.appendUInt32(0x041845db)
         call.serialize(buffer, true)
@@ -1859,7 +1859,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.editExportedInvite` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editExportedInvite(into buffer: Buffer, chatlist: Api.InputChatlist, slug: String, title: String? = nil, peers: [Api.InputPeer]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: title != nil)

@@ -1232,7 +1232,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.resendCode` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resendCode(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, reason: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reason != nil)
@@ -1260,7 +1260,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resetWebAuthorizations` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resetWebAuthorizations(into buffer: Buffer) {
         buffer.appendUInt32(0x682d2594)
     }
@@ -1278,7 +1278,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getInlineGameHighScores` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getInlineGameHighScores(into buffer: Buffer, id: Api.InputBotInlineMessageID, userId: Api.InputUser) {
         buffer.appendUInt32(0x0f635e1b)
         id.serialize(buffer, true)
@@ -1298,7 +1298,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updateDialogFiltersOrder` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateDialogFiltersOrder(into buffer: Buffer, order: [Int32]) {
         buffer.appendUInt32(0xc563c1e4)
         buffer.appendVector(order, boxed: true)
@@ -1317,7 +1317,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportSponsoredMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reportSponsoredMessage(into buffer: Buffer, randomId: [UInt8], option: [UInt8]) {
         buffer.appendUInt32(0x12cbf0c4)
         buffer.appendTLBytes(randomId)
@@ -1337,7 +1337,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.addPollAnswer` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func addPollAnswer(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, answer: Api.PollAnswer) {
         buffer.appendUInt32(0x19bc4b6d)
         peer.serialize(buffer, true)
@@ -1358,7 +1358,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteParticipantReactions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteParticipantReactions(into buffer: Buffer, peer: Api.InputPeer, participant: Api.InputPeer) {
         buffer.appendUInt32(0xa0b80cf8)
         peer.serialize(buffer, true)
@@ -1378,7 +1378,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.readHistory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func readHistory(into buffer: Buffer, channel: Api.InputChannel, maxId: Int32) {
         buffer.appendUInt32(0xcc104937)
         channel.serialize(buffer, true)
@@ -1398,7 +1398,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMessages(into buffer: Buffer, channel: Api.InputChannel, id: [Api.InputMessage]) {
         buffer.appendUInt32(0xad8c9a23)
         channel.serialize(buffer, true)
@@ -1418,7 +1418,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.setBoostsToUnblockRestrictions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setBoostsToUnblockRestrictions(into buffer: Buffer, channel: Api.InputChannel, boosts: Int32) {
         buffer.appendUInt32(0xad399cee)
         channel.serialize(buffer, true)
@@ -1438,7 +1438,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsRevenueWithdrawalUrl` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarsRevenueWithdrawalUrl(into buffer: Buffer, ton: Bool = false, peer: Api.InputPeer, amount: Int64? = nil, password: Api.InputCheckPasswordSRP) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: ton)
@@ -1467,7 +1467,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.changeStickerPosition` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func changeStickerPosition(into buffer: Buffer, sticker: Api.InputDocument, position: Int32) {
         buffer.appendUInt32(0xffb6d4ca)
         sticker.serialize(buffer, true)
@@ -1487,7 +1487,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.toggleGroupCallStartSubscription` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleGroupCallStartSubscription(into buffer: Buffer, call: Api.InputGroupCall, subscribed: Bool) {
         buffer.appendUInt32(0x219c34e6)
         call.serialize(buffer, true)
@@ -1507,7 +1507,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.getToneExample` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getToneExample(into buffer: Buffer, tone: Api.InputAiComposeTone, num: Int32) {
         buffer.appendUInt32(0xd1b4ab14)
         tone.serialize(buffer, true)

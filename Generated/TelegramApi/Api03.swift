@@ -1439,7 +1439,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.sendCode` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendCode(into buffer: Buffer, phoneNumber: String, apiId: Int32, apiHash: String, settings: Api.CodeSettings) {
         buffer.appendUInt32(0xa677244f)
         buffer.appendTLString(phoneNumber)
@@ -1461,7 +1461,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.firebasePnvSignUp` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func firebasePnvSignUp(into buffer: Buffer, noJoinedNotifications: Bool = false, firstName: String, lastName: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: noJoinedNotifications)
@@ -1486,7 +1486,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getThemes` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getThemes(into buffer: Buffer, format: String, hash: Int64) {
         buffer.appendUInt32(0x7206e458)
         buffer.appendTLString(format)
@@ -1506,7 +1506,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getReactionsNotifySettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getReactionsNotifySettings(into buffer: Buffer) {
         buffer.appendUInt32(0x06dd654c)
     }
@@ -1524,7 +1524,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getSavedMusicIds` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSavedMusicIds(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xe09d5faf)
@@ -1545,7 +1545,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getLocated` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getLocated(into buffer: Buffer, background: Bool = false, geoPoint: Api.InputGeoPoint, selfExpires: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: background)
@@ -1573,7 +1573,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.acceptEncryption` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func acceptEncryption(into buffer: Buffer, peer: Api.InputEncryptedChat, gB: [UInt8], keyFingerprint: Int64) {
         buffer.appendUInt32(0x3dbc0415)
         peer.serialize(buffer, true)
@@ -1594,7 +1594,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPeerDialogs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPeerDialogs(into buffer: Buffer, peers: [Api.InputDialogPeer]) {
         buffer.appendUInt32(0xe470bcfd)
         buffer.appendVector(peers, boxed: true)
@@ -1613,7 +1613,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSearchCounters` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSearchCounters(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, topMsgId: Int32? = nil, filters: [Api.MessagesFilter]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: savedPeerId != nil)
@@ -1643,7 +1643,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleNoForwards` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleNoForwards(into buffer: Buffer, peer: Api.InputPeer, enabled: Bool, requestMsgId: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: requestMsgId != nil)
@@ -1673,7 +1673,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.translateText` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func translateText(into buffer: Buffer, peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.TextWithEntities]? = nil, toLang: String, tone: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: peer != nil && id != nil)
@@ -1711,7 +1711,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setDefaultHistoryTTL` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setDefaultHistoryTTL(into buffer: Buffer, period: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x9eb51445)
@@ -1732,7 +1732,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleTodoCompleted` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleTodoCompleted(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, completed: [Int32], incompleted: [Int32]) {
         buffer.appendUInt32(0xd3e03124)
         peer.serialize(buffer, true)
@@ -1754,7 +1754,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getInviteText` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getInviteText(into buffer: Buffer) {
         buffer.appendUInt32(0x4d392343)
     }
@@ -1772,7 +1772,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getParticipant` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getParticipant(into buffer: Buffer, channel: Api.InputChannel, participant: Api.InputPeer) {
         buffer.appendUInt32(0xa0ab6cc6)
         channel.serialize(buffer, true)
@@ -1792,7 +1792,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.exportMessageLink` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func exportMessageLink(into buffer: Buffer, grouped: Bool = false, thread: Bool = false, channel: Api.InputChannel, id: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: grouped)
@@ -1818,7 +1818,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.convertToGigagroup` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func convertToGigagroup(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0x0b290c69)
         channel.serialize(buffer, true)
@@ -1837,7 +1837,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleJoinRequest` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleJoinRequest(into buffer: Buffer, applyToInvites: Bool = false, channel: Api.InputChannel, enabled: Bool, guardBot: Api.InputUser? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: applyToInvites)
@@ -1864,7 +1864,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getChannelRecommendations` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getChannelRecommendations(into buffer: Buffer, channel: Api.InputChannel? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: channel != nil)
@@ -1888,7 +1888,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.sendPaymentForm` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendPaymentForm(into buffer: Buffer, formId: Int64, invoice: Api.InputInvoice, requestedInfoId: String? = nil, shippingOptionId: String? = nil, credentials: Api.InputPaymentCredentials, tipAmount: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: requestedInfoId != nil)
@@ -1925,7 +1925,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsTransactions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarsTransactions(into buffer: Buffer, inbound: Bool = false, outbound: Bool = false, ascending: Bool = false, ton: Bool = false, subscriptionId: String? = nil, peer: Api.InputPeer, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: inbound)
@@ -1958,7 +1958,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsTransactionsByID` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarsTransactionsByID(into buffer: Buffer, ton: Bool = false, peer: Api.InputPeer, id: [Api.InputStarsTransaction]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: ton)
@@ -1983,7 +1983,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getSuggestedStarRefBots` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSuggestedStarRefBots(into buffer: Buffer, orderByRevenue: Bool = false, orderByDate: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: orderByRevenue)
@@ -2010,7 +2010,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.addStickerToSet` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func addStickerToSet(into buffer: Buffer, stickerset: Api.InputStickerSet, sticker: Api.InputStickerSetItem) {
         buffer.appendUInt32(0x8653febe)
         stickerset.serialize(buffer, true)
@@ -2030,7 +2030,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.requestCall` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func requestCall(into buffer: Buffer, video: Bool = false, userId: Api.InputUser, randomId: Int32, gAHash: [UInt8], `protocol`: Api.PhoneCallProtocol) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: video)
@@ -2057,7 +2057,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getBroadcastStats` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getBroadcastStats(into buffer: Buffer, dark: Bool = false, channel: Api.InputChannel) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -2081,7 +2081,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.deleteWelcomeMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteWelcomeMessage(into buffer: Buffer, peer: Api.InputPeer, id: Int32) {
         buffer.appendUInt32(0xe882a9e1)
         peer.serialize(buffer, true)

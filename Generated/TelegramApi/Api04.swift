@@ -3701,7 +3701,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.signUp` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func signUp(into buffer: Buffer, noJoinedNotifications: Bool = false, phoneNumber: String, phoneCodeHash: String, firstName: String, lastName: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: noJoinedNotifications)
@@ -3728,7 +3728,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.resetLoginEmail` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resetLoginEmail(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String) {
         buffer.appendUInt32(0x7e960193)
         buffer.appendTLString(phoneNumber)
@@ -3748,7 +3748,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.createTheme` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func createTheme(into buffer: Buffer, slug: String, title: String, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: document != nil)
@@ -3778,7 +3778,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getPasskeys` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPasskeys(into buffer: Buffer) {
         buffer.appendUInt32(0xea1f0c52)
     }
@@ -3796,7 +3796,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.getFullUser` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getFullUser(into buffer: Buffer, id: Api.InputUser) {
         buffer.appendUInt32(0xb60f5918)
         id.serialize(buffer, true)
@@ -3815,7 +3815,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteChatUser` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteChatUser(into buffer: Buffer, revokeHistory: Bool = false, chatId: Int64, userId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: revokeHistory)
@@ -3840,7 +3840,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.createChat` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func createChat(into buffer: Buffer, users: [Api.InputUser], title: String, ttlPeriod: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: ttlPeriod != nil)
@@ -3868,7 +3868,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.installStickerSet` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func installStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet, archived: Bool) {
         buffer.appendUInt32(0xc78fe460)
         stickerset.serialize(buffer, true)
@@ -3888,7 +3888,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchStickerSets` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func searchStickerSets(into buffer: Buffer, excludeFeatured: Bool = false, q: String, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: excludeFeatured)
@@ -3913,7 +3913,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiKeywords` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getEmojiKeywords(into buffer: Buffer, langCode: String) {
         buffer.appendUInt32(0x35a0e062)
         buffer.appendTLString(langCode)
@@ -3932,7 +3932,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSuggestedDialogFilters` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSuggestedDialogFilters(into buffer: Buffer) {
         buffer.appendUInt32(0xa29cd42c)
     }
@@ -3950,7 +3950,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.getCdnFile` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getCdnFile(into buffer: Buffer, fileToken: [UInt8], offset: Int64, limit: Int32) {
         buffer.appendUInt32(0x395f69da)
         buffer.appendTLBytes(fileToken)
@@ -3973,7 +3973,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.deleteChannel` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteChannel(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0xc0111fe3)
         channel.serialize(buffer, true)
@@ -3992,7 +3992,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleSlowMode` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleSlowMode(into buffer: Buffer, channel: Api.InputChannel, seconds: Int32) {
         buffer.appendUInt32(0xedd49ef0)
         channel.serialize(buffer, true)
@@ -4012,7 +4012,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.reorderPreviewMedias` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reorderPreviewMedias(into buffer: Buffer, bot: Api.InputUser, langCode: String, order: [Api.InputMedia]) {
         buffer.appendUInt32(0xb627f3aa)
         bot.serialize(buffer, true)
@@ -4033,7 +4033,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.exportInvoice` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func exportInvoice(into buffer: Buffer, invoiceMedia: Api.InputMedia) {
         buffer.appendUInt32(0x0f91b065)
         invoiceMedia.serialize(buffer, true)
@@ -4052,7 +4052,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.saveStarGift` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveStarGift(into buffer: Buffer, unsave: Bool = false, stargift: Api.InputSavedStarGift) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: unsave)
@@ -4076,7 +4076,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.getExportedInvites` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getExportedInvites(into buffer: Buffer, chatlist: Api.InputChatlist) {
         buffer.appendUInt32(0xce03da83)
         chatlist.serialize(buffer, true)
@@ -4095,7 +4095,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.sendStory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendStory(into buffer: Buffer, pinned: Bool = false, noforwards: Bool = false, fwdModified: Bool = false, peer: Api.InputPeer, media: Api.InputMedia, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, period: Int32? = nil, fwdFromId: Api.InputPeer? = nil, fwdFromStory: Int32? = nil, albums: [Int32]? = nil, music: Api.InputDocument? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: pinned)

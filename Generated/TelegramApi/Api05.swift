@@ -2896,7 +2896,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.recoverPassword` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func recoverPassword(into buffer: Buffer, code: String, newSettings: Api.account.PasswordInputSettings? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: newSettings != nil)
@@ -2921,7 +2921,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getPasswordSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPasswordSettings(into buffer: Buffer, password: Api.InputCheckPasswordSRP) {
         buffer.appendUInt32(0x9cd4eaf9)
         password.serialize(buffer, true)
@@ -2940,7 +2940,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.toggleConnectedBotPaused` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleConnectedBotPaused(into buffer: Buffer, peer: Api.InputPeer, paused: Bool) {
         buffer.appendUInt32(0x646e1097)
         peer.serialize(buffer, true)
@@ -2960,7 +2960,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.toggleTopPeers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleTopPeers(into buffer: Buffer, enabled: Bool) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8514bdda)
@@ -2981,7 +2981,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiURL` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getEmojiURL(into buffer: Buffer, langCode: String) {
         buffer.appendUInt32(0xd5b10c26)
         buffer.appendTLString(langCode)
@@ -3000,7 +3000,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setChatTheme` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setChatTheme(into buffer: Buffer, peer: Api.InputPeer, theme: Api.InputChatTheme) {
         buffer.appendUInt32(0x081202c9)
         peer.serialize(buffer, true)
@@ -3020,7 +3020,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPaidReactionPrivacy` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPaidReactionPrivacy(into buffer: Buffer) {
         buffer.appendUInt32(0x472455aa)
     }
@@ -3038,7 +3038,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPreparedInlineMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPreparedInlineMessage(into buffer: Buffer, bot: Api.InputUser, id: String) {
         buffer.appendUInt32(0x857ebdb8)
         bot.serialize(buffer, true)
@@ -3058,7 +3058,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportReadMetrics` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reportReadMetrics(into buffer: Buffer, peer: Api.InputPeer, metrics: [Api.InputMessageReadMetric]) {
         buffer.appendUInt32(0x4067c5e6)
         peer.serialize(buffer, true)
@@ -3078,7 +3078,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteParticipantReaction` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteParticipantReaction(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, participant: Api.InputPeer) {
         buffer.appendUInt32(0xe3b7f82c)
         peer.serialize(buffer, true)
@@ -3099,7 +3099,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.saveAppLog` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveAppLog(into buffer: Buffer, events: [Api.InputAppEvent]) {
         buffer.appendUInt32(0x6f02f748)
         buffer.appendVector(events, boxed: true)
@@ -3118,7 +3118,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.editAdmin` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editAdmin(into buffer: Buffer, channel: Api.InputChannel, userId: Api.InputUser, adminRights: Api.ChatAdminRights, rank: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: rank != nil)
@@ -3147,7 +3147,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.setDiscussionGroup` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setDiscussionGroup(into buffer: Buffer, broadcast: Api.InputChannel, group: Api.InputChannel) {
         buffer.appendUInt32(0x40582bb2)
         broadcast.serialize(buffer, true)
@@ -3167,7 +3167,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.searchPosts` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func searchPosts(into buffer: Buffer, hashtag: String? = nil, query: String? = nil, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: hashtag != nil)
@@ -3207,7 +3207,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.createStarGiftCollection` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func createStarGiftCollection(into buffer: Buffer, peer: Api.InputPeer, title: String, stargift: [Api.InputSavedStarGift]) {
         buffer.appendUInt32(0x1f4a0e87)
         peer.serialize(buffer, true)
@@ -3228,7 +3228,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.reorderStarGiftCollections` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reorderStarGiftCollections(into buffer: Buffer, peer: Api.InputPeer, order: [Int32]) {
         buffer.appendUInt32(0xc32af4cc)
         peer.serialize(buffer, true)
@@ -3248,7 +3248,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftAuctionState` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarGiftAuctionState(into buffer: Buffer, auction: Api.InputStarGiftAuction, version: Int32) {
         buffer.appendUInt32(0x5c9ff4d6)
         auction.serialize(buffer, true)
@@ -3268,7 +3268,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.replaceSticker` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func replaceSticker(into buffer: Buffer, sticker: Api.InputDocument, newSticker: Api.InputStickerSetItem) {
         buffer.appendUInt32(0x4696459a)
         sticker.serialize(buffer, true)
@@ -3288,7 +3288,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupCallJoinAs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getGroupCallJoinAs(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0xef7c213a)
         peer.serialize(buffer, true)
@@ -3307,7 +3307,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getStoryStats` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStoryStats(into buffer: Buffer, dark: Bool = false, peer: Api.InputPeer, id: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -3332,7 +3332,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.joinChatlistUpdates` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func joinChatlistUpdates(into buffer: Buffer, chatlist: Api.InputChatlist, peers: [Api.InputPeer]) {
         buffer.appendUInt32(0xe089f8f5)
         chatlist.serialize(buffer, true)
@@ -3352,7 +3352,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getChatsToSend` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getChatsToSend(into buffer: Buffer) {
         buffer.appendUInt32(0xa56a8b60)
     }
@@ -3370,7 +3370,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.updateSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateSettings(into buffer: Buffer, allowInternational: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: allowInternational)
@@ -3393,7 +3393,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.getStatus` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStatus(into buffer: Buffer) {
         buffer.appendUInt32(0x10a698e8)
     }

@@ -1084,7 +1084,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.finishPasskeyLogin` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func finishPasskeyLogin(into buffer: Buffer, credential: Api.InputPasskeyCredential, fromDcId: Int32? = nil, fromAuthKeyId: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: fromDcId != nil && fromAuthKeyId != nil)
@@ -1116,7 +1116,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessGreetingMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateBusinessGreetingMessage(into buffer: Buffer, message: Api.InputBusinessGreetingMessage? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: message != nil)
@@ -1140,7 +1140,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getWebBrowserSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getWebBrowserSettings(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x56655768)
@@ -1161,7 +1161,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.block` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func block(into buffer: Buffer, myStoriesFrom: Bool = false, id: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: myStoriesFrom)
@@ -1185,7 +1185,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.exportContactToken` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func exportContactToken(into buffer: Buffer) {
         buffer.appendUInt32(0xf8654027)
     }
@@ -1203,7 +1203,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestEncryption` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func requestEncryption(into buffer: Buffer, userId: Api.InputUser, randomId: Int32, gA: [UInt8]) {
         buffer.appendUInt32(0xf64daf43)
         userId.serialize(buffer, true)
@@ -1224,7 +1224,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getReplies` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getReplies(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
         buffer.appendUInt32(0x22ddd30c)
         peer.serialize(buffer, true)
@@ -1253,7 +1253,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMessagesReactions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMessagesReactions(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x8bba90e6)
         peer.serialize(buffer, true)
@@ -1273,7 +1273,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readReactions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func readReactions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -1302,7 +1302,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiStatusGroups` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getEmojiStatusGroups(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x2ecd56cd)
@@ -1323,7 +1323,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.togglePeerTranslations` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func togglePeerTranslations(into buffer: Buffer, disabled: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: disabled)
@@ -1347,7 +1347,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deletePollAnswer` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deletePollAnswer(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, option: [UInt8]) {
         buffer.appendUInt32(0xac8505a5)
         peer.serialize(buffer, true)
@@ -1368,7 +1368,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getAppConfig` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAppConfig(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x61e3f854)
@@ -1389,7 +1389,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getChannels` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getChannels(into buffer: Buffer, id: [Api.InputChannel]) {
         buffer.appendUInt32(0x0a7f6bbb)
         buffer.appendVector(id, boxed: true)
@@ -1408,7 +1408,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.editBanned` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editBanned(into buffer: Buffer, channel: Api.InputChannel, participant: Api.InputPeer, bannedRights: Api.ChatBannedRights) {
         buffer.appendUInt32(0x96e6cd81)
         channel.serialize(buffer, true)
@@ -1429,7 +1429,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setBotMenuButton` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setBotMenuButton(into buffer: Buffer, userId: Api.InputUser, button: Api.BotMenuButton) {
         buffer.appendUInt32(0x4504d54f)
         userId.serialize(buffer, true)
@@ -1449,7 +1449,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.allowSendMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func allowSendMessage(into buffer: Buffer, bot: Api.InputUser) {
         buffer.appendUInt32(0xf132e3ef)
         bot.serialize(buffer, true)
@@ -1468,7 +1468,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.checkGiftCode` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkGiftCode(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0x8e51b4c1)
         buffer.appendTLString(slug)
@@ -1487,7 +1487,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.applyGiftCode` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func applyGiftCode(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0xf6e26854)
         buffer.appendTLString(slug)
@@ -1506,7 +1506,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.botCancelStarsSubscription` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func botCancelStarsSubscription(into buffer: Buffer, restore: Bool = false, userId: Api.InputUser, chargeId: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: restore)
@@ -1531,7 +1531,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.deleteStarGiftCollection` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteStarGiftCollection(into buffer: Buffer, peer: Api.InputPeer, collectionId: Int32) {
         buffer.appendUInt32(0xad5648e8)
         peer.serialize(buffer, true)
@@ -1551,7 +1551,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.inviteConferenceCallParticipant` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func inviteConferenceCallParticipant(into buffer: Buffer, video: Bool = false, call: Api.InputGroupCall, userId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: video)
@@ -1576,7 +1576,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.exportChatlistInvite` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func exportChatlistInvite(into buffer: Buffer, chatlist: Api.InputChatlist, title: String, peers: [Api.InputPeer]) {
         buffer.appendUInt32(0x8472478e)
         chatlist.serialize(buffer, true)
@@ -1597,7 +1597,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.editStory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editStory(into buffer: Buffer, peer: Api.InputPeer, id: Int32, media: Api.InputMedia? = nil, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule]? = nil, music: Api.InputDocument? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: media != nil)

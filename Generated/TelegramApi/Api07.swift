@@ -2331,7 +2331,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.exportAuthorization` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func exportAuthorization(into buffer: Buffer, dcId: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xe5bfffcd)
@@ -2352,7 +2352,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.importBotAuthorization` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func importBotAuthorization(into buffer: Buffer, flags: Int32, apiId: Int32, apiHash: String, botAuthToken: String) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x67a3ff2c)
@@ -2376,7 +2376,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.importLoginToken` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func importLoginToken(into buffer: Buffer, token: [UInt8]) {
         buffer.appendUInt32(0x95ac5ce4)
         buffer.appendTLBytes(token)
@@ -2395,7 +2395,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.confirmPhone` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func confirmPhone(into buffer: Buffer, phoneCodeHash: String, phoneCode: String) {
         buffer.appendUInt32(0x5f2178c3)
         buffer.appendTLString(phoneCodeHash)
@@ -2415,7 +2415,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveTheme` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveTheme(into buffer: Buffer, theme: Api.InputTheme, unsave: Bool) {
         buffer.appendUInt32(0xf257106c)
         theme.serialize(buffer, true)
@@ -2435,7 +2435,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.reorderUsernames` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reorderUsernames(into buffer: Buffer, order: [String]) {
         buffer.appendUInt32(0xef500eab)
         buffer.appendVector(order, boxed: true)
@@ -2454,7 +2454,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.createBusinessChatLink` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func createBusinessChatLink(into buffer: Buffer, link: Api.InputBusinessChatLink) {
         buffer.appendUInt32(0x8851e68e)
         link.serialize(buffer, true)
@@ -2473,7 +2473,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.toggleNoPaidMessagesException` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleNoPaidMessagesException(into buffer: Buffer, refundCharged: Bool = false, requirePayment: Bool = false, parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: refundCharged)
@@ -2500,7 +2500,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.deleteContacts` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteContacts(into buffer: Buffer, id: [Api.InputUser]) {
         buffer.appendUInt32(0x096a0e00)
         buffer.appendVector(id, boxed: true)
@@ -2519,7 +2519,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.saveRecentSticker` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveRecentSticker(into buffer: Buffer, attached: Bool = false, id: Api.InputDocument, unsave: Bool) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: attached)
@@ -2544,7 +2544,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getWebPage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getWebPage(into buffer: Buffer, url: String, hash: Int32) {
         buffer.appendUInt32(0x8d9692a3)
         buffer.appendTLString(url)
@@ -2564,7 +2564,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendMultiMedia` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendMultiMedia(into buffer: Buffer, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, multiMedia: [Api.InputSingleMedia], scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x20, when: silent)
@@ -2615,7 +2615,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteChat` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteChat(into buffer: Buffer, chatId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x5bd0ee50)
@@ -2636,7 +2636,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMessageReactionsList` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMessageReactionsList(into buffer: Buffer, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reaction != nil)
@@ -2667,7 +2667,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSavedReactionTags` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSavedReactionTags(into buffer: Buffer, peer: Api.InputPeer? = nil, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: peer != nil)
@@ -2692,7 +2692,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getQuickReplies` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getQuickReplies(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xd483f2a8)
@@ -2713,7 +2713,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getQuickReplyMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getQuickReplyMessages(into buffer: Buffer, shortcutId: Int32, id: [Int32]? = nil, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: id != nil)
@@ -2741,7 +2741,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readSavedHistory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func readSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer, peer: Api.InputPeer, maxId: Int32) {
         buffer.appendUInt32(0xba4a3b5b)
         parentPeer.serialize(buffer, true)
@@ -2762,7 +2762,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getForumTopicsByID` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getForumTopicsByID(into buffer: Buffer, peer: Api.InputPeer, topics: [Int32]) {
         buffer.appendUInt32(0xaf0a4a08)
         peer.serialize(buffer, true)
@@ -2782,7 +2782,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.checkUrlAuthMatchCode` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkUrlAuthMatchCode(into buffer: Buffer, url: String, matchCode: String) {
         buffer.appendUInt32(0xc9a47b0b)
         buffer.appendTLString(url)
@@ -2802,7 +2802,7 @@ extension Api.functions.updates {
     }
 
     /// Writes `updates.getDifference` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDifference(into buffer: Buffer, pts: Int32, ptsLimit: Int32? = nil, ptsTotalLimit: Int32? = nil, date: Int32, qts: Int32, qtsLimit: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: ptsLimit != nil)
@@ -2839,7 +2839,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.saveFilePart` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveFilePart(into buffer: Buffer, fileId: Int64, filePart: Int32, bytes: [UInt8]) {
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0xb304a621)
@@ -2862,7 +2862,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setBotBroadcastDefaultAdminRights` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setBotBroadcastDefaultAdminRights(into buffer: Buffer, adminRights: Api.ChatAdminRights) {
         buffer.appendUInt32(0x788464e1)
         adminRights.serialize(buffer, true)
@@ -2881,7 +2881,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getPaymentReceipt` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPaymentReceipt(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0x2478d1cc)
         peer.serialize(buffer, true)
@@ -2901,7 +2901,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.validateRequestedInfo` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func validateRequestedInfo(into buffer: Buffer, save: Bool = false, invoice: Api.InputInvoice, info: Api.PaymentRequestedInfo) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: save)
@@ -2926,7 +2926,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getConnectedStarRefBots` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getConnectedStarRefBots(into buffer: Buffer, peer: Api.InputPeer, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: offsetDate != nil && offsetLink != nil)
@@ -2957,7 +2957,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.resolveStarGiftOffer` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resolveStarGiftOffer(into buffer: Buffer, decline: Bool = false, offerMsgId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: decline)
@@ -2981,7 +2981,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.deleteStories` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteStories(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0xae59db5f)
         peer.serialize(buffer, true)
@@ -3001,7 +3001,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.togglePinned` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func togglePinned(into buffer: Buffer, peer: Api.InputPeer, id: [Int32], pinned: Bool) {
         buffer.appendUInt32(0x9a75a1ef)
         peer.serialize(buffer, true)
@@ -3022,7 +3022,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getAllStories` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAllStories(into buffer: Buffer, next: Bool = false, hidden: Bool = false, state: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: next)
@@ -3050,7 +3050,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.incrementStoryViews` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func incrementStoryViews(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0xb2028afb)
         peer.serialize(buffer, true)
@@ -3070,7 +3070,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.deleteMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteMessage(into buffer: Buffer, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: peer != nil)

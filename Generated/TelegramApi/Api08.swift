@@ -2726,7 +2726,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.exportLoginToken` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func exportLoginToken(into buffer: Buffer, apiId: Int32, apiHash: String, exceptIds: [Int64]) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb7e085fe)
@@ -2749,7 +2749,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.acceptAuthorization` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func acceptAuthorization(into buffer: Buffer, botId: Int64, scope: String, publicKey: String, valueHashes: [Api.SecureValueHash], credentials: Api.SecureCredentialsEncrypted) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xf3ed4c73)
@@ -2774,7 +2774,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.confirmPasswordEmail` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func confirmPasswordEmail(into buffer: Buffer, code: String) {
         buffer.appendUInt32(0x8fdf1920)
         buffer.appendTLString(code)
@@ -2793,7 +2793,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveAutoDownloadSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveAutoDownloadSettings(into buffer: Buffer, low: Bool = false, high: Bool = false, settings: Api.AutoDownloadSettings) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: low)
@@ -2818,7 +2818,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.addChatUser` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func addChatUser(into buffer: Buffer, chatId: Int64, userId: Api.InputUser, fwdLimit: Int32) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xcbc6d107)
@@ -2841,7 +2841,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderPinnedDialogs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reorderPinnedDialogs(into buffer: Buffer, force: Bool = false, folderId: Int32, order: [Api.InputDialogPeer]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: force)
@@ -2866,7 +2866,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getChatInviteImporters` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getChatInviteImporters(into buffer: Buffer, requested: Bool = false, subscriptionExpired: Bool = false, peer: Api.InputPeer, link: String? = nil, q: String? = nil, offsetDate: Int32, offsetUser: Api.InputUser, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: requested)
@@ -2902,7 +2902,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchSentMedia` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func searchSentMedia(into buffer: Buffer, q: String, filter: Api.MessagesFilter, limit: Int32) {
         buffer.appendUInt32(0x107e31a0)
         buffer.appendTLString(q)
@@ -2923,7 +2923,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.summarizeText` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func summarizeText(into buffer: Buffer, peer: Api.InputPeer, id: Int32, toLang: String? = nil, tone: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: toLang != nil)
@@ -2955,7 +2955,7 @@ extension Api.functions.updates {
     }
 
     /// Writes `updates.getChannelDifference` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getChannelDifference(into buffer: Buffer, force: Bool = false, channel: Api.InputChannel, filter: Api.ChannelMessagesFilter, pts: Int32, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: force)
@@ -2984,7 +2984,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.deactivateAllUsernames` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deactivateAllUsernames(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0x0a245dd3)
         channel.serialize(buffer, true)
@@ -3003,7 +3003,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.checkDownloadFileParams` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkDownloadFileParams(into buffer: Buffer, bot: Api.InputUser, fileName: String, url: String) {
         buffer.appendUInt32(0x50077589)
         bot.serialize(buffer, true)
@@ -3024,7 +3024,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.sendStarsForm` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendStarsForm(into buffer: Buffer, formId: Int64, invoice: Api.InputInvoice) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x7998c914)
@@ -3046,7 +3046,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsRevenueAdsAccountUrl` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarsRevenueAdsAccountUrl(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0xd1d7efc5)
         peer.serialize(buffer, true)
@@ -3065,7 +3065,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGifts` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarGifts(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xc4563590)
@@ -3086,7 +3086,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.deleteStickerSet` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet) {
         buffer.appendUInt32(0x87704394)
         stickerset.serialize(buffer, true)
@@ -3105,7 +3105,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.discardCall` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func discardCall(into buffer: Buffer, video: Bool = false, peer: Api.InputPhoneCall, duration: Int32, reason: Api.PhoneCallDiscardReason, connectionId: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: video)
@@ -3132,7 +3132,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.exportStoryLink` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func exportStoryLink(into buffer: Buffer, peer: Api.InputPeer, id: Int32) {
         buffer.appendUInt32(0x7b8def20)
         peer.serialize(buffer, true)
@@ -3152,7 +3152,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.searchPosts` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func searchPosts(into buffer: Buffer, hashtag: String? = nil, area: Api.MediaArea? = nil, peer: Api.InputPeer? = nil, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: hashtag != nil)
@@ -3184,7 +3184,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.getCallbackAnswer` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getCallbackAnswer(into buffer: Buffer, peer: Api.InputPeer, id: Int32, data: [UInt8]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: data != nil)

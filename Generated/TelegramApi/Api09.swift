@@ -2107,7 +2107,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.dropTempAuthKeys` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func dropTempAuthKeys(into buffer: Buffer, exceptAuthKeys: [Int64]) {
         buffer.appendUInt32(0x8e48a188)
         buffer.appendVector(exceptAuthKeys, boxed: true)
@@ -2126,7 +2126,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.checkUsername` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkUsername(into buffer: Buffer, username: String) {
         buffer.appendUInt32(0x2714d86c)
         buffer.appendTLString(username)
@@ -2145,7 +2145,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getWallPaper` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getWallPaper(into buffer: Buffer, wallpaper: Api.InputWallPaper) {
         buffer.appendUInt32(0xfc8ddbea)
         wallpaper.serialize(buffer, true)
@@ -2164,7 +2164,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveAutoSaveSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveAutoSaveSettings(into buffer: Buffer, users: Bool = false, chats: Bool = false, broadcasts: Bool = false, peer: Api.InputPeer? = nil, settings: Api.AutoSaveSettings) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: users)
@@ -2192,7 +2192,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getDefaultBackgroundEmojis` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDefaultBackgroundEmojis(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xa60ab9ce)
@@ -2213,7 +2213,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessAwayMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateBusinessAwayMessage(into buffer: Buffer, message: Api.InputBusinessAwayMessage? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: message != nil)
@@ -2237,7 +2237,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.disablePeerConnectedBot` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func disablePeerConnectedBot(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x5e437ed9)
         peer.serialize(buffer, true)
@@ -2256,7 +2256,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.toggleWebBrowserSettingsException` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleWebBrowserSettingsException(into buffer: Buffer, delete: Bool = false, openExternalBrowser: Bool? = nil, url: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: delete)
@@ -2284,7 +2284,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.deleteWebBrowserSettingsExceptions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteWebBrowserSettingsExceptions(into buffer: Buffer) {
         buffer.appendUInt32(0x86a0765d)
     }
@@ -2302,7 +2302,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.setBlocked` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setBlocked(into buffer: Buffer, myStoriesFrom: Bool = false, id: [Api.InputPeer], limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: myStoriesFrom)
@@ -2327,7 +2327,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.checkChatInvite` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkChatInvite(into buffer: Buffer, hash: String) {
         buffer.appendUInt32(0x3eadb1bb)
         buffer.appendTLString(hash)
@@ -2346,7 +2346,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getScheduledMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getScheduledMessages(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0xbdbb0464)
         peer.serialize(buffer, true)
@@ -2366,7 +2366,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.initHistoryImport` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func initHistoryImport(into buffer: Buffer, peer: Api.InputPeer, file: Api.InputFile, mediaCount: Int32) {
         buffer.appendUInt32(0x34090c3b)
         peer.serialize(buffer, true)
@@ -2387,7 +2387,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setChatAvailableReactions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setChatAvailableReactions(into buffer: Buffer, peer: Api.InputPeer, availableReactions: Api.ChatReactions, reactionsLimit: Int32? = nil, paidEnabled: Bool? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reactionsLimit != nil)
@@ -2421,7 +2421,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestAppWebView` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func requestAppWebView(into buffer: Buffer, writeAllowed: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, app: Api.InputBotApp, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: writeAllowed)
@@ -2455,7 +2455,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getTermsOfServiceUpdate` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getTermsOfServiceUpdate(into buffer: Buffer) {
         buffer.appendUInt32(0x2ca51fd1)
     }
@@ -2473,7 +2473,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.createChannel` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func createChannel(into buffer: Buffer, broadcast: Bool = false, megagroup: Bool = false, forImport: Bool = false, forum: Bool = false, title: String, about: String, geoPoint: Api.InputGeoPoint? = nil, address: String? = nil, ttlPeriod: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: broadcast)
@@ -2512,7 +2512,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.inviteToChannel` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func inviteToChannel(into buffer: Buffer, channel: Api.InputChannel, users: [Api.InputUser]) {
         buffer.appendUInt32(0xc9e33d54)
         channel.serialize(buffer, true)
@@ -2532,7 +2532,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleSignatures` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleSignatures(into buffer: Buffer, signaturesEnabled: Bool = false, profilesEnabled: Bool = false, channel: Api.InputChannel) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: signaturesEnabled)
@@ -2557,7 +2557,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getAdminLog` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAdminLog(into buffer: Buffer, channel: Api.InputChannel, q: String, eventsFilter: Api.ChannelAdminLogEventsFilter? = nil, admins: [Api.InputUser]? = nil, maxId: Int64, minId: Int64, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: eventsFilter != nil)
@@ -2592,7 +2592,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.createGroupCall` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func createGroupCall(into buffer: Buffer, rtmpStream: Bool = false, peer: Api.InputPeer, randomId: Int32, title: String? = nil, scheduleDate: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: rtmpStream)
@@ -2625,7 +2625,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.joinGroupCall` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func joinGroupCall(into buffer: Buffer, muted: Bool = false, videoStopped: Bool = false, call: Api.InputGroupCall, joinAs: Api.InputPeer, inviteHash: String? = nil, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: muted)
@@ -2663,7 +2663,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.inviteToGroupCall` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func inviteToGroupCall(into buffer: Buffer, call: Api.InputGroupCall, users: [Api.InputUser]) {
         buffer.appendUInt32(0x7b393160)
         call.serialize(buffer, true)
@@ -2683,7 +2683,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupCallStreamChannels` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getGroupCallStreamChannels(into buffer: Buffer, call: Api.InputGroupCall) {
         buffer.appendUInt32(0x1ab21940)
         call.serialize(buffer, true)
@@ -2702,7 +2702,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.sendConferenceCallBroadcast` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendConferenceCallBroadcast(into buffer: Buffer, call: Api.InputGroupCall, block: [UInt8]) {
         buffer.appendUInt32(0xc6701900)
         call.serialize(buffer, true)

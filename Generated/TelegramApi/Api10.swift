@@ -2360,7 +2360,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.verifyEmail` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func verifyEmail(into buffer: Buffer, purpose: Api.EmailVerifyPurpose, verification: Api.EmailVerification) {
         buffer.appendUInt32(0x032da4cf)
         purpose.serialize(buffer, true)
@@ -2380,7 +2380,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.toggleSponsoredMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleSponsoredMessages(into buffer: Buffer, enabled: Bool) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb9d9a38d)
@@ -2401,7 +2401,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getContacts` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getContacts(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x5dd69e12)
@@ -2422,7 +2422,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStickers(into buffer: Buffer, emoticon: String, hash: Int64) {
         buffer.appendUInt32(0xd5a5d3a1)
         buffer.appendTLString(emoticon)
@@ -2442,7 +2442,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSavedGifs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSavedGifs(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x5cf09635)
@@ -2463,7 +2463,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getInlineBotResults` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getInlineBotResults(into buffer: Buffer, bot: Api.InputUser, peer: Api.InputPeer, geoPoint: Api.InputGeoPoint? = nil, query: String, offset: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: geoPoint != nil)
@@ -2491,7 +2491,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAttachedStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAttachedStickers(into buffer: Buffer, media: Api.InputStickeredMedia) {
         buffer.appendUInt32(0xcc5b67cc)
         media.serialize(buffer, true)
@@ -2510,7 +2510,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getCommonChats` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getCommonChats(into buffer: Buffer, userId: Api.InputUser, maxId: Int64, limit: Int32) {
         buffer.appendUInt32(0xe40ca104)
         userId.serialize(buffer, true)
@@ -2533,7 +2533,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestUrlAuth` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func requestUrlAuth(into buffer: Buffer, peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, inAppOrigin: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: peer != nil && msgId != nil && buttonId != nil)
@@ -2575,7 +2575,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getExportedChatInvite` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getExportedChatInvite(into buffer: Buffer, peer: Api.InputPeer, link: String) {
         buffer.appendUInt32(0x73746f5c)
         peer.serialize(buffer, true)
@@ -2595,7 +2595,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editExportedChatInvite` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editExportedChatInvite(into buffer: Buffer, revoked: Bool = false, peer: Api.InputPeer, link: String, expireDate: Int32? = nil, usageLimit: Int32? = nil, requestNeeded: Bool? = nil, title: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: revoked)
@@ -2638,7 +2638,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.reorderUsernames` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reorderUsernames(into buffer: Buffer, channel: Api.InputChannel, order: [String]) {
         buffer.appendUInt32(0xb45ced1d)
         channel.serialize(buffer, true)
@@ -2658,7 +2658,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getBotMenuButton` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getBotMenuButton(into buffer: Buffer, userId: Api.InputUser) {
         buffer.appendUInt32(0x9c60eb28)
         userId.serialize(buffer, true)
@@ -2677,7 +2677,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.refundStarsCharge` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func refundStarsCharge(into buffer: Buffer, userId: Api.InputUser, chargeId: String) {
         buffer.appendUInt32(0x25ae8f4a)
         userId.serialize(buffer, true)
@@ -2697,7 +2697,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsGiftOptions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarsGiftOptions(into buffer: Buffer, userId: Api.InputUser? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: userId != nil)
@@ -2721,7 +2721,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.acceptCall` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func acceptCall(into buffer: Buffer, peer: Api.InputPhoneCall, gB: [UInt8], `protocol`: Api.PhoneCallProtocol) {
         buffer.appendUInt32(0x3bd2b4a0)
         peer.serialize(buffer, true)
@@ -2742,7 +2742,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.saveCallDebug` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveCallDebug(into buffer: Buffer, peer: Api.InputPhoneCall, debug: Api.DataJSON) {
         buffer.appendUInt32(0x277add7e)
         peer.serialize(buffer, true)
@@ -2762,7 +2762,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupCallStars` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getGroupCallStars(into buffer: Buffer, call: Api.InputGroupCall) {
         buffer.appendUInt32(0x6f636302)
         call.serialize(buffer, true)

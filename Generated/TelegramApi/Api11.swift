@@ -4016,7 +4016,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.reportMissingCode` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reportMissingCode(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, mnc: String) {
         buffer.appendUInt32(0xcb9deff6)
         buffer.appendTLString(phoneNumber)
@@ -4037,7 +4037,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.unregisterDevice` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func unregisterDevice(into buffer: Buffer, tokenType: Int32, token: String, otherUids: [Int64]) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x6a0d3206)
@@ -4060,7 +4060,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getAllSecureValues` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAllSecureValues(into buffer: Buffer) {
         buffer.appendUInt32(0xb288bc7d)
     }
@@ -4078,7 +4078,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getAutoDownloadSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAutoDownloadSettings(into buffer: Buffer) {
         buffer.appendUInt32(0x56da0b3f)
     }
@@ -4096,7 +4096,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.installTheme` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func installTheme(into buffer: Buffer, dark: Bool = false, theme: Api.InputTheme? = nil, format: String? = nil, baseTheme: Api.BaseTheme? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -4127,7 +4127,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setContentSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setContentSettings(into buffer: Buffer, sensitiveEnabled: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: sensitiveEnabled)
@@ -4150,7 +4150,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getChannelDefaultEmojiStatuses` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getChannelDefaultEmojiStatuses(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x7727a7d5)
@@ -4171,7 +4171,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBirthday` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateBirthday(into buffer: Buffer, birthday: Api.Birthday? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: birthday != nil)
@@ -4195,7 +4195,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.setSecureValueErrors` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setSecureValueErrors(into buffer: Buffer, id: Api.InputUser, errors: [Api.SecureValueError]) {
         buffer.appendUInt32(0x90c894b5)
         id.serialize(buffer, true)
@@ -4215,7 +4215,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.acceptContact` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func acceptContact(into buffer: Buffer, id: Api.InputUser) {
         buffer.appendUInt32(0xf831a20f)
         id.serialize(buffer, true)
@@ -4234,7 +4234,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.exportChatInvite` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func exportChatInvite(into buffer: Buffer, legacyRevokePermanent: Bool = false, requestNeeded: Bool = false, peer: Api.InputPeer, expireDate: Int32? = nil, usageLimit: Int32? = nil, title: String? = nil, subscriptionPricing: Api.StarsSubscriptionPricing? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: legacyRevokePermanent)
@@ -4275,7 +4275,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getStickerSet` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet, hash: Int32) {
         buffer.appendUInt32(0xc8a0ec74)
         stickerset.serialize(buffer, true)
@@ -4295,7 +4295,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editInlineBotMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editInlineBotMessage(into buffer: Buffer, noWebpage: Bool = false, invertMedia: Bool = false, id: Api.InputBotInlineMessageID, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: noWebpage)
@@ -4334,7 +4334,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getExportedChatInvites` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getExportedChatInvites(into buffer: Buffer, revoked: Bool = false, peer: Api.InputPeer, adminId: Api.InputUser, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x8, when: revoked)
@@ -4367,7 +4367,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendWebViewData` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendWebViewData(into buffer: Buffer, bot: Api.InputUser, randomId: Int64, buttonText: String, data: String) {
         buffer.appendUInt32(0xdc0242c8)
         bot.serialize(buffer, true)
@@ -4389,7 +4389,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSavedHistory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
@@ -4423,7 +4423,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.composeMessageWithAI` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func composeMessageWithAI(into buffer: Buffer, proofread: Bool = false, emojify: Bool = false, text: Api.TextWithEntities, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: proofread)
@@ -4454,7 +4454,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.updateUsername` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateUsername(into buffer: Buffer, channel: Api.InputChannel, username: String) {
         buffer.appendUInt32(0x3514b3de)
         channel.serialize(buffer, true)
@@ -4474,7 +4474,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleForum` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleForum(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool, tabs: Bool) {
         buffer.appendUInt32(0x3ff75734)
         channel.serialize(buffer, true)
@@ -4497,7 +4497,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleAntiSpam` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleAntiSpam(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0x68f3e4eb)
         channel.serialize(buffer, true)
@@ -4517,7 +4517,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getPaymentForm` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPaymentForm(into buffer: Buffer, invoice: Api.InputInvoice, themeParams: Api.DataJSON? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: themeParams != nil)
@@ -4542,7 +4542,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftUpgradePreview` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarGiftUpgradePreview(into buffer: Buffer, giftId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x9c9abcb1)
@@ -4563,7 +4563,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getSavedStarGifts` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSavedStarGifts(into buffer: Buffer, excludeUnsaved: Bool = false, excludeSaved: Bool = false, excludeUnlimited: Bool = false, excludeUnique: Bool = false, sortByValue: Bool = false, excludeUpgradable: Bool = false, excludeUnupgradable: Bool = false, peerColorAvailable: Bool = false, excludeHosted: Bool = false, peer: Api.InputPeer, collectionId: Int32? = nil, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: excludeUnsaved)
@@ -4601,7 +4601,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.createStickerSet` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func createStickerSet(into buffer: Buffer, masks: Bool = false, emojis: Bool = false, textColor: Bool = false, userId: Api.InputUser, title: String, shortName: String, thumb: Api.InputDocument? = nil, stickers: [Api.InputStickerSetItem], software: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: masks)
@@ -4636,7 +4636,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.checkShortName` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkShortName(into buffer: Buffer, shortName: String) {
         buffer.appendUInt32(0x284b3639)
         buffer.appendTLString(shortName)
@@ -4655,7 +4655,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.setCallRating` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setCallRating(into buffer: Buffer, userInitiative: Bool = false, peer: Api.InputPhoneCall, rating: Int32, comment: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: userInitiative)
@@ -4681,7 +4681,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.getLeaveChatlistSuggestions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getLeaveChatlistSuggestions(into buffer: Buffer, chatlist: Api.InputChatlist) {
         buffer.appendUInt32(0xfdbcd714)
         chatlist.serialize(buffer, true)

@@ -10679,7 +10679,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.checkPaidAuth` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkPaidAuth(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, formId: Int64) {
         buffer.appendUInt32(0x56e59f9c)
         buffer.appendTLString(phoneNumber)
@@ -10700,7 +10700,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getContactSignUpNotification` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getContactSignUpNotification(into buffer: Buffer) {
         buffer.appendUInt32(0x9f07c728)
     }
@@ -10718,7 +10718,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessWorkHours` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateBusinessWorkHours(into buffer: Buffer, businessWorkHours: Api.BusinessWorkHours? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: businessWorkHours != nil)
@@ -10742,7 +10742,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.addContact` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func addContact(into buffer: Buffer, addPhonePrivacyException: Bool = false, id: Api.InputUser, firstName: String, lastName: String, phone: String, note: Api.TextWithEntities? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: addPhonePrivacyException)
@@ -10771,7 +10771,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.editCloseFriends` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editCloseFriends(into buffer: Buffer, id: [Int64]) {
         buffer.appendUInt32(0xba6705f0)
         buffer.appendVector(id, boxed: true)
@@ -10790,7 +10790,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.report` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func report(into buffer: Buffer, peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) {
         buffer.appendUInt32(0xfc78af9b)
         peer.serialize(buffer, true)
@@ -10812,7 +10812,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMessagesViews` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMessagesViews(into buffer: Buffer, peer: Api.InputPeer, id: [Int32], increment: Bool) {
         buffer.appendUInt32(0x5784d3e1)
         peer.serialize(buffer, true)
@@ -10833,7 +10833,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.clearRecentReactions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func clearRecentReactions(into buffer: Buffer) {
         buffer.appendUInt32(0x9dfeefb4)
     }
@@ -10851,7 +10851,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleSuggestedPostApproval` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleSuggestedPostApproval(into buffer: Buffer, reject: Bool = false, peer: Api.InputPeer, msgId: Int32, scheduleDate: Int32? = nil, rejectComment: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: reject)
@@ -10886,7 +10886,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editChatCreator` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editChatCreator(into buffer: Buffer, peer: Api.InputPeer, userId: Api.InputUser, password: Api.InputCheckPasswordSRP) {
         buffer.appendUInt32(0xf743b857)
         peer.serialize(buffer, true)
@@ -10907,7 +10907,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readPollVotes` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func readPollVotes(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -10934,7 +10934,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleAutotranslation` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleAutotranslation(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0x167fc0a1)
         channel.serialize(buffer, true)
@@ -10954,7 +10954,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.convertStarGift` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func convertStarGift(into buffer: Buffer, stargift: Api.InputSavedStarGift) {
         buffer.appendUInt32(0x74bf076b)
         stargift.serialize(buffer, true)
@@ -10973,7 +10973,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getUniqueStarGift` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getUniqueStarGift(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0xa1974d72)
         buffer.appendTLString(slug)
@@ -10992,7 +10992,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.updateStarGiftCollection` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateStarGiftCollection(into buffer: Buffer, peer: Api.InputPeer, collectionId: Int32, title: String? = nil, deleteStargift: [Api.InputSavedStarGift]? = nil, addStargift: [Api.InputSavedStarGift]? = nil, order: [Api.InputSavedStarGift]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: title != nil)
@@ -11032,7 +11032,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getCraftStarGifts` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getCraftStarGifts(into buffer: Buffer, giftId: Int64, offset: String, limit: Int32) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xfd05dd00)
@@ -11055,7 +11055,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.createConferenceCall` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func createConferenceCall(into buffer: Buffer, muted: Bool = false, videoStopped: Bool = false, randomId: Int32, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: muted)
@@ -11090,7 +11090,7 @@ extension Api.functions.langpack {
     }
 
     /// Writes `langpack.getDifference` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDifference(into buffer: Buffer, langPack: String, langCode: String, fromVersion: Int32) {
         buffer.appendUInt32(0xcd984aa5)
         buffer.appendTLString(langPack)
@@ -11111,7 +11111,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getStoryReactionsList` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStoryReactionsList(into buffer: Buffer, forwardsFirst: Bool = false, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: forwardsFirst)
@@ -11143,7 +11143,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.createAlbum` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func createAlbum(into buffer: Buffer, peer: Api.InputPeer, title: String, stories: [Int32]) {
         buffer.appendUInt32(0xa36396e5)
         peer.serialize(buffer, true)
@@ -11164,7 +11164,7 @@ extension Api.functions.fragment {
     }
 
     /// Writes `fragment.getCollectibleInfo` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getCollectibleInfo(into buffer: Buffer, collectible: Api.InputCollectible) {
         buffer.appendUInt32(0xbe1e85ba)
         collectible.serialize(buffer, true)
@@ -11183,7 +11183,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.createTone` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func createTone(into buffer: Buffer, displayAuthor: Bool = false, emojiId: Int64, title: String, prompt: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: displayAuthor)

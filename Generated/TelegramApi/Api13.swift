@@ -2640,7 +2640,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getChatThemes` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getChatThemes(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xd638de89)
@@ -2661,7 +2661,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updatePersonalChannel` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updatePersonalChannel(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0xd94305e0)
         channel.serialize(buffer, true)
@@ -2680,7 +2680,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportSpam` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reportSpam(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0xcf1592db)
         peer.serialize(buffer, true)
@@ -2699,7 +2699,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPinnedDialogs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPinnedDialogs(into buffer: Buffer, folderId: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd6b94df2)
@@ -2720,7 +2720,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.hideAllChatJoinRequests` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func hideAllChatJoinRequests(into buffer: Buffer, approved: Bool = false, peer: Api.InputPeer, link: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: approved)
@@ -2748,7 +2748,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.dismissSuggestion` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func dismissSuggestion(into buffer: Buffer, peer: Api.InputPeer, suggestion: String) {
         buffer.appendUInt32(0xf50dbaa1)
         peer.serialize(buffer, true)
@@ -2768,7 +2768,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.restrictSponsoredMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func restrictSponsoredMessages(into buffer: Buffer, channel: Api.InputChannel, restricted: Bool) {
         buffer.appendUInt32(0x9ae91519)
         channel.serialize(buffer, true)
@@ -2788,7 +2788,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.createBot` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func createBot(into buffer: Buffer, viaDeeplink: Bool = false, name: String, username: String, managerId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: viaDeeplink)
@@ -2814,7 +2814,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsRevenueStats` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarsRevenueStats(into buffer: Buffer, dark: Bool = false, ton: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -2839,7 +2839,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.changeSticker` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func changeSticker(into buffer: Buffer, sticker: Api.InputDocument, emoji: String? = nil, maskCoords: Api.MaskCoords? = nil, keywords: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: emoji != nil)
@@ -2872,7 +2872,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.editGroupCallTitle` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editGroupCallTitle(into buffer: Buffer, call: Api.InputGroupCall, title: String) {
         buffer.appendUInt32(0x1ca6ac0a)
         call.serialize(buffer, true)
@@ -2892,7 +2892,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getMegagroupStats` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMegagroupStats(into buffer: Buffer, dark: Bool = false, channel: Api.InputChannel) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -2916,7 +2916,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getStoryPublicForwards` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStoryPublicForwards(into buffer: Buffer, peer: Api.InputPeer, id: Int32, offset: String, limit: Int32) {
         buffer.appendUInt32(0xa6437ef6)
         peer.serialize(buffer, true)
@@ -2938,7 +2938,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.startLive` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func startLive(into buffer: Buffer, pinned: Bool = false, noforwards: Bool = false, rtmpStream: Bool = false, peer: Api.InputPeer, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: pinned)
@@ -2984,7 +2984,7 @@ extension Api.functions.premium {
     }
 
     /// Writes `premium.getBoostsStatus` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getBoostsStatus(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x042f1f61)
         peer.serialize(buffer, true)
@@ -3003,7 +3003,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.create` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func create(into buffer: Buffer, hidden: Bool = false, title: String, about: String? = nil, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: hidden)

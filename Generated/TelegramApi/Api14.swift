@@ -1550,7 +1550,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getWallPapers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getWallPapers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x07967d36)
@@ -1571,7 +1571,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateEmojiStatus` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateEmojiStatus(into buffer: Buffer, emojiStatus: Api.EmojiStatus) {
         buffer.appendUInt32(0xfbd3de6b)
         emojiStatus.serialize(buffer, true)
@@ -1590,7 +1590,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getBusinessChatLinks` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getBusinessChatLinks(into buffer: Buffer) {
         buffer.appendUInt32(0x6f70dde1)
     }
@@ -1608,7 +1608,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMessages(into buffer: Buffer, id: [Api.InputMessage]) {
         buffer.appendUInt32(0x63c66506)
         buffer.appendVector(id, boxed: true)
@@ -1627,7 +1627,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDocumentByHash` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDocumentByHash(into buffer: Buffer, sha256: [UInt8], size: Int64, mimeType: String) {
         buffer.appendUInt32(0xb1f2061f)
         buffer.appendTLBytes(sha256)
@@ -1648,7 +1648,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getBotCallbackAnswer` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getBotCallbackAnswer(into buffer: Buffer, game: Bool = false, peer: Api.InputPeer, msgId: Int32, data: [UInt8]? = nil, password: Api.InputCheckPasswordSRP? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: game)
@@ -1679,7 +1679,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.clearAllDrafts` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func clearAllDrafts(into buffer: Buffer) {
         buffer.appendUInt32(0x7e58ee9c)
     }
@@ -1697,7 +1697,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readDiscussion` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func readDiscussion(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, readMaxId: Int32) {
         buffer.appendUInt32(0xf731a9f4)
         peer.serialize(buffer, true)
@@ -1720,7 +1720,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAttachMenuBots` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAttachMenuBots(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x16fcc2cb)
@@ -1741,7 +1741,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleBotInAttachMenu` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleBotInAttachMenu(into buffer: Buffer, writeAllowed: Bool = false, bot: Api.InputUser, enabled: Bool) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: writeAllowed)
@@ -1766,7 +1766,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setChatWallPaper` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setChatWallPaper(into buffer: Buffer, forBoth: Bool = false, revert: Bool = false, peer: Api.InputPeer, wallpaper: Api.InputWallPaper? = nil, settings: Api.WallPaperSettings? = nil, id: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x8, when: forBoth)
@@ -1799,7 +1799,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSavedDialogsByID` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSavedDialogsByID(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, ids: [Api.InputPeer]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: parentPeer != nil)
@@ -1824,7 +1824,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getFullChannel` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getFullChannel(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0x08736a09)
         channel.serialize(buffer, true)
@@ -1843,7 +1843,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.resetBotCommands` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resetBotCommands(into buffer: Buffer, scope: Api.BotCommandScope, langCode: String) {
         buffer.appendUInt32(0x3d8de0f9)
         scope.serialize(buffer, true)
@@ -1863,7 +1863,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getPopularAppBots` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPopularAppBots(into buffer: Buffer, offset: String, limit: Int32) {
         buffer.appendUInt32(0xc2510192)
         buffer.appendTLString(offset)
@@ -1883,7 +1883,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.updateUserEmojiStatus` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateUserEmojiStatus(into buffer: Buffer, userId: Api.InputUser, emojiStatus: Api.EmojiStatus) {
         buffer.appendUInt32(0xed9f30c5)
         userId.serialize(buffer, true)
@@ -1903,7 +1903,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getConnectedStarRefBot` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getConnectedStarRefBot(into buffer: Buffer, peer: Api.InputPeer, bot: Api.InputUser) {
         buffer.appendUInt32(0xb7d998f0)
         peer.serialize(buffer, true)
@@ -1923,7 +1923,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.saveDefaultSendAs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveDefaultSendAs(into buffer: Buffer, call: Api.InputGroupCall, sendAs: Api.InputPeer) {
         buffer.appendUInt32(0x4167add1)
         call.serialize(buffer, true)
@@ -1943,7 +1943,7 @@ extension Api.functions.premium {
     }
 
     /// Writes `premium.applyBoost` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func applyBoost(into buffer: Buffer, slots: [Int32]? = nil, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: slots != nil)
@@ -1970,7 +1970,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.toggleParticipantBanned` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleParticipantBanned(into buffer: Buffer, unban: Bool = false, community: Api.InputChannel, participant: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: unban)

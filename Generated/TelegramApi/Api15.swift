@@ -552,7 +552,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.cancelCode` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func cancelCode(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String) {
         buffer.appendUInt32(0x1f040578)
         buffer.appendTLString(phoneNumber)
@@ -572,7 +572,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.initPasskeyLogin` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func initPasskeyLogin(into buffer: Buffer, apiId: Int32, apiHash: String) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x518ad0b7)
@@ -594,7 +594,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getPrivacy` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPrivacy(into buffer: Buffer, key: Api.InputPrivacyKey) {
         buffer.appendUInt32(0xdadbc950)
         key.serialize(buffer, true)
@@ -613,7 +613,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.uploadTheme` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func uploadTheme(into buffer: Buffer, file: Api.InputFile, thumb: Api.InputFile? = nil, fileName: String, mimeType: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: thumb != nil)
@@ -640,7 +640,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resetPassword` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resetPassword(into buffer: Buffer) {
         buffer.appendUInt32(0x9308ce1b)
     }
@@ -658,7 +658,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setReactionsNotifySettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setReactionsNotifySettings(into buffer: Buffer, settings: Api.ReactionsNotifySettings) {
         buffer.appendUInt32(0x316ce548)
         settings.serialize(buffer, true)
@@ -677,7 +677,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.resolveUsername` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resolveUsername(into buffer: Buffer, username: String, referer: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: referer != nil)
@@ -704,7 +704,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.uploadEncryptedFile` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func uploadEncryptedFile(into buffer: Buffer, peer: Api.InputEncryptedChat, file: Api.InputEncryptedFile) {
         buffer.appendUInt32(0x5057c497)
         peer.serialize(buffer, true)
@@ -724,7 +724,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiKeywordsLanguages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getEmojiKeywordsLanguages(into buffer: Buffer, langCodes: [String]) {
         buffer.appendUInt32(0x4e9963b2)
         buffer.appendVector(langCodes, boxed: true)
@@ -743,7 +743,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.unpinAllMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func unpinAllMessages(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -772,7 +772,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendReaction` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendReaction(into buffer: Buffer, big: Bool = false, addToRecent: Bool = false, peer: Api.InputPeer, msgId: Int32, reaction: [Api.Reaction]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: big)
@@ -802,7 +802,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPersonalChannelHistory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPersonalChannelHistory(into buffer: Buffer, userId: Api.InputUser, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
         buffer.appendUInt32(0x55fb0996)
         userId.serialize(buffer, true)
@@ -827,7 +827,7 @@ extension Api.functions.photos {
     }
 
     /// Writes `photos.deletePhotos` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deletePhotos(into buffer: Buffer, id: [Api.InputPhoto]) {
         buffer.appendUInt32(0x87cf7f2f)
         buffer.appendVector(id, boxed: true)
@@ -846,7 +846,7 @@ extension Api.functions.photos {
     }
 
     /// Writes `photos.uploadContactProfilePhoto` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func uploadContactProfilePhoto(into buffer: Buffer, suggest: Bool = false, save: Bool = false, userId: Api.InputUser, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x8, when: suggest)
@@ -881,7 +881,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getRequestedWebViewButton` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getRequestedWebViewButton(into buffer: Buffer, bot: Api.InputUser, webappReqId: String) {
         buffer.appendUInt32(0xbf25b7f3)
         bot.serialize(buffer, true)

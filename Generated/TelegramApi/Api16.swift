@@ -3572,7 +3572,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.registerDevice` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func registerDevice(into buffer: Buffer, noMuted: Bool = false, tokenType: Int32, token: String, appSandbox: Bool, secret: [UInt8], otherUids: [Int64]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: noMuted)
@@ -3600,7 +3600,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveSecureValue` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveSecureValue(into buffer: Buffer, value: Api.InputSecureValue, secureSecretId: Int64) {
         buffer.appendUInt32(0x899fe31d)
         value.serialize(buffer, true)
@@ -3620,7 +3620,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getAuthorizationForm` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAuthorizationForm(into buffer: Buffer, botId: Int64, scope: String, publicKey: String) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xa929597a)
@@ -3643,7 +3643,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.cancelPasswordEmail` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func cancelPasswordEmail(into buffer: Buffer) {
         buffer.appendUInt32(0xc1cbd5b6)
     }
@@ -3661,7 +3661,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getChannelRestrictedStatusEmojis` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getChannelRestrictedStatusEmojis(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x35a9e0d5)
@@ -3682,7 +3682,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getUniqueGiftChatThemes` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getUniqueGiftChatThemes(into buffer: Buffer, offset: String, limit: Int32, hash: Int64) {
         buffer.appendUInt32(0xe42ce9c9)
         buffer.appendTLString(offset)
@@ -3705,7 +3705,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.updateContactNote` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateContactNote(into buffer: Buffer, id: Api.InputUser, note: Api.TextWithEntities) {
         buffer.appendUInt32(0x139f63fb)
         id.serialize(buffer, true)
@@ -3725,7 +3725,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDhConfig` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDhConfig(into buffer: Buffer, version: Int32, randomLength: Int32) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x26cf8950)
@@ -3747,7 +3747,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.importChatInvite` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func importChatInvite(into buffer: Buffer, hash: String) {
         buffer.appendUInt32(0xde91436e)
         buffer.appendTLString(hash)
@@ -3766,7 +3766,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendVote` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendVote(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, options: [[UInt8]]) {
         buffer.appendUInt32(0x10ea6184)
         peer.serialize(buffer, true)
@@ -3787,7 +3787,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSearchResultsPositions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSearchResultsPositions(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: savedPeerId != nil)
@@ -3817,7 +3817,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMyStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMyStickers(into buffer: Buffer, offsetId: Int64, limit: Int32) {
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0xd0b5e1fc)
@@ -3839,7 +3839,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteTopicHistory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteTopicHistory(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32) {
         buffer.appendUInt32(0xd2816f10)
         peer.serialize(buffer, true)
@@ -3859,7 +3859,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getNearestDc` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getNearestDc(into buffer: Buffer) {
         buffer.appendUInt32(0x1fb33026)
     }
@@ -3877,7 +3877,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleParticipantsHidden` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleParticipantsHidden(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0x6a6e7854)
         channel.serialize(buffer, true)
@@ -3897,7 +3897,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.setEmojiStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setEmojiStickers(into buffer: Buffer, channel: Api.InputChannel, stickerset: Api.InputStickerSet) {
         buffer.appendUInt32(0x3cd930b7)
         channel.serialize(buffer, true)
@@ -3917,7 +3917,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.toggleUsername` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleUsername(into buffer: Buffer, bot: Api.InputUser, username: String, active: Bool) {
         buffer.appendUInt32(0x053ca973)
         bot.serialize(buffer, true)
@@ -3938,7 +3938,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.editPreviewMedia` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editPreviewMedia(into buffer: Buffer, bot: Api.InputUser, langCode: String, media: Api.InputMedia, newMedia: Api.InputMedia) {
         buffer.appendUInt32(0x8525606f)
         bot.serialize(buffer, true)
@@ -3960,7 +3960,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getPreviewInfo` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPreviewInfo(into buffer: Buffer, bot: Api.InputUser, langCode: String) {
         buffer.appendUInt32(0x423ab3ad)
         bot.serialize(buffer, true)
@@ -3980,7 +3980,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getCallConfig` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getCallConfig(into buffer: Buffer) {
         buffer.appendUInt32(0x55451fa9)
     }
@@ -3998,7 +3998,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.sendSignalingData` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendSignalingData(into buffer: Buffer, peer: Api.InputPhoneCall, data: [UInt8]) {
         buffer.appendUInt32(0xff7a9383)
         peer.serialize(buffer, true)
@@ -4018,7 +4018,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getStoriesByID` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStoriesByID(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x5774ca74)
         peer.serialize(buffer, true)

@@ -1649,7 +1649,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.resetAuthorizations` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resetAuthorizations(into buffer: Buffer) {
         buffer.appendUInt32(0x9fab0d1a)
     }
@@ -1667,7 +1667,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateWebBrowserSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateWebBrowserSettings(into buffer: Buffer, openExternalBrowser: Bool = false, displayCloseButton: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: openExternalBrowser)
@@ -1691,7 +1691,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setTyping` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setTyping(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, action: Api.SendMessageAction) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -1719,7 +1719,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.discardEncryption` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func discardEncryption(into buffer: Buffer, deleteHistory: Bool = false, chatId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: deleteHistory)
@@ -1743,7 +1743,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setEncryptedTyping` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setEncryptedTyping(into buffer: Buffer, peer: Api.InputEncryptedChat, typing: Bool) {
         buffer.appendUInt32(0x791451ed)
         peer.serialize(buffer, true)
@@ -1763,7 +1763,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAllStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAllStickers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xb8a0a1a8)
@@ -1784,7 +1784,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getWebPagePreview` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getWebPagePreview(into buffer: Buffer, message: String, entities: [Api.MessageEntity]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x8, when: entities != nil)
@@ -1811,7 +1811,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAllDrafts` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAllDrafts(into buffer: Buffer) {
         buffer.appendUInt32(0x6a3f8d65)
     }
@@ -1829,7 +1829,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.faveSticker` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func faveSticker(into buffer: Buffer, id: Api.InputDocument, unfave: Bool) {
         buffer.appendUInt32(0xb9ffc55b)
         id.serialize(buffer, true)
@@ -1849,7 +1849,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editChatAbout` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editChatAbout(into buffer: Buffer, peer: Api.InputPeer, about: String) {
         buffer.appendUInt32(0xdef60797)
         peer.serialize(buffer, true)
@@ -1869,7 +1869,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAttachMenuBot` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAttachMenuBot(into buffer: Buffer, bot: Api.InputUser) {
         buffer.appendUInt32(0x77216192)
         bot.serialize(buffer, true)
@@ -1888,7 +1888,7 @@ extension Api.functions.updates {
     }
 
     /// Writes `updates.getState` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getState(into buffer: Buffer) {
         buffer.appendUInt32(0xedd4882a)
     }
@@ -1906,7 +1906,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getAppUpdate` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAppUpdate(into buffer: Buffer, source: String) {
         buffer.appendUInt32(0x522d5a7d)
         buffer.appendTLString(source)
@@ -1925,7 +1925,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.reportSpam` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reportSpam(into buffer: Buffer, channel: Api.InputChannel, participant: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0xf44a8315)
         channel.serialize(buffer, true)
@@ -1946,7 +1946,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.joinChannel` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func joinChannel(into buffer: Buffer, channel: Api.InputChannel) {
         buffer.appendUInt32(0x7f6a1e22)
         channel.serialize(buffer, true)
@@ -1965,7 +1965,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.updateEmojiStatus` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateEmojiStatus(into buffer: Buffer, channel: Api.InputChannel, emojiStatus: Api.EmojiStatus) {
         buffer.appendUInt32(0xf0d3e6a8)
         channel.serialize(buffer, true)
@@ -1985,7 +1985,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getBankCardData` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getBankCardData(into buffer: Buffer, number: String) {
         buffer.appendUInt32(0x2e79d779)
         buffer.appendTLString(number)
@@ -2004,7 +2004,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsGiveawayOptions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarsGiveawayOptions(into buffer: Buffer) {
         buffer.appendUInt32(0xbd1efd3e)
     }
@@ -2022,7 +2022,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.toggleChatStarGiftNotifications` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleChatStarGiftNotifications(into buffer: Buffer, enabled: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: enabled)
@@ -2046,7 +2046,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.canPurchaseStore` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func canPurchaseStore(into buffer: Buffer, purpose: Api.InputStorePaymentPurpose) {
         buffer.appendUInt32(0x4fdc5ea7)
         purpose.serialize(buffer, true)
@@ -2065,7 +2065,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.togglePeerLinkRequestApproval` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func togglePeerLinkRequestApproval(into buffer: Buffer, reject: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reject)

@@ -2157,7 +2157,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getTheme` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getTheme(into buffer: Buffer, format: String, theme: Api.InputTheme) {
         buffer.appendUInt32(0x3a5869ec)
         buffer.appendTLString(format)
@@ -2177,7 +2177,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateConnectedBot` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateConnectedBot(into buffer: Buffer, deleted: Bool = false, rights: Api.BusinessBotRights? = nil, bot: Api.InputUser, recipients: Api.InputBusinessBotRecipients) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: deleted)
@@ -2204,7 +2204,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getConnectedBots` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getConnectedBots(into buffer: Buffer) {
         buffer.appendUInt32(0x4ea4c80f)
     }
@@ -2222,7 +2222,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setBotCallbackAnswer` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setBotCallbackAnswer(into buffer: Buffer, alert: Bool = false, queryId: Int64, message: String? = nil, url: String? = nil, cacheTime: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: alert)
@@ -2255,7 +2255,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setBotPrecheckoutResults` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setBotPrecheckoutResults(into buffer: Buffer, success: Bool = false, queryId: Int64, error: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: success)
@@ -2283,7 +2283,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getFavedStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getFavedStickers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x04f1aaa9)
@@ -2304,7 +2304,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.savePreparedInlineMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func savePreparedInlineMessage(into buffer: Buffer, result: Api.InputBotInlineResult, userId: Api.InputUser, peerTypes: [Api.InlineQueryPeerType]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: peerTypes != nil)
@@ -2332,7 +2332,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.acceptTermsOfService` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func acceptTermsOfService(into buffer: Buffer, id: Api.DataJSON) {
         buffer.appendUInt32(0xee72f79a)
         id.serialize(buffer, true)
@@ -2351,7 +2351,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.updateColor` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateColor(into buffer: Buffer, forProfile: Bool = false, channel: Api.InputChannel, color: Int32? = nil, backgroundEmojiId: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: forProfile)
@@ -2385,7 +2385,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsTopupOptions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarsTopupOptions(into buffer: Buffer) {
         buffer.appendUInt32(0xc00ec7d3)
     }
@@ -2403,7 +2403,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getSavedStarGift` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSavedStarGift(into buffer: Buffer, stargift: [Api.InputSavedStarGift]) {
         buffer.appendUInt32(0xb455a106)
         buffer.appendVector(stargift, boxed: true)
@@ -2422,7 +2422,7 @@ extension Api.functions.langpack {
     }
 
     /// Writes `langpack.getLanguages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getLanguages(into buffer: Buffer, langPack: String) {
         buffer.appendUInt32(0x42c6978f)
         buffer.appendTLString(langPack)

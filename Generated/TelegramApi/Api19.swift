@@ -3261,7 +3261,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.requestPasswordRecovery` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func requestPasswordRecovery(into buffer: Buffer) {
         buffer.appendUInt32(0xd897bc66)
     }
@@ -3279,7 +3279,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getTmpPassword` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getTmpPassword(into buffer: Buffer, password: Api.InputCheckPasswordSRP, period: Int32) {
         buffer.appendUInt32(0x449e0b51)
         password.serialize(buffer, true)
@@ -3299,7 +3299,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getWebAuthorizations` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getWebAuthorizations(into buffer: Buffer) {
         buffer.appendUInt32(0x182e6d6f)
     }
@@ -3317,7 +3317,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateTheme` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateTheme(into buffer: Buffer, format: String, theme: Api.InputTheme, slug: String? = nil, title: String? = nil, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: slug != nil)
@@ -3355,7 +3355,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.unblock` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func unblock(into buffer: Buffer, myStoriesFrom: Bool = false, id: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: myStoriesFrom)
@@ -3379,7 +3379,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getSponsoredPeers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSponsoredPeers(into buffer: Buffer, q: String) {
         buffer.appendUInt32(0xb6c8c393)
         buffer.appendTLString(q)
@@ -3398,7 +3398,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDialogs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDialogs(into buffer: Buffer, excludePinned: Bool = false, folderId: Int32? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: excludePinned)
@@ -3432,7 +3432,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteHistory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteHistory(into buffer: Buffer, justClear: Bool = false, revoke: Bool = false, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: justClear)
@@ -3468,7 +3468,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.forwardMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func forwardMessages(into buffer: Buffer, silent: Bool = false, background: Bool = false, withMyScore: Bool = false, dropAuthor: Bool = false, dropMediaCaptions: Bool = false, noforwards: Bool = false, allowPaidFloodskip: Bool = false, fromEphemeral: Bool = false, fromPeer: Api.InputPeer, id: [Int32], randomId: [Int64], toPeer: Api.InputPeer, topMsgId: Int32? = nil, replyTo: Api.InputReplyTo? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, videoTimestamp: Int32? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x20, when: silent)
@@ -3538,7 +3538,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editChatAdmin` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editChatAdmin(into buffer: Buffer, chatId: Int64, userId: Api.InputUser, isAdmin: Bool) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xa85bd1c2)
@@ -3561,7 +3561,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getRecentLocations` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getRecentLocations(into buffer: Buffer, peer: Api.InputPeer, limit: Int32, hash: Int64) {
         buffer.appendUInt32(0x702a40e0)
         peer.serialize(buffer, true)
@@ -3584,7 +3584,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.startHistoryImport` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func startHistoryImport(into buffer: Buffer, peer: Api.InputPeer, importId: Int64) {
         buffer.appendUInt32(0xb43df344)
         peer.serialize(buffer, true)
@@ -3604,7 +3604,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getTopReactions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getTopReactions(into buffer: Buffer, limit: Int32, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0xbb8125ba)
@@ -3626,7 +3626,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDefaultTagReactions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDefaultTagReactions(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xbdf93428)
@@ -3647,7 +3647,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getOutboxReadDate` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getOutboxReadDate(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0x8c4bfe5d)
         peer.serialize(buffer, true)
@@ -3667,7 +3667,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiStickerGroups` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getEmojiStickerGroups(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x1dd840f5)
@@ -3688,7 +3688,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editChatParticipantRank` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editChatParticipantRank(into buffer: Buffer, peer: Api.InputPeer, participant: Api.InputPeer, rank: String) {
         buffer.appendUInt32(0xa00f32b0)
         peer.serialize(buffer, true)
@@ -3709,7 +3709,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.answerWebhookJSONQuery` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func answerWebhookJSONQuery(into buffer: Buffer, queryId: Int64, data: Api.DataJSON) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xe6213f4d)
@@ -3731,7 +3731,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getBotCommands` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getBotCommands(into buffer: Buffer, scope: Api.BotCommandScope, langCode: String) {
         buffer.appendUInt32(0xe34c0dd6)
         scope.serialize(buffer, true)
@@ -3751,7 +3751,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.saveCallLog` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveCallLog(into buffer: Buffer, peer: Api.InputPhoneCall, file: Api.InputFile) {
         buffer.appendUInt32(0x41248786)
         peer.serialize(buffer, true)
@@ -3771,7 +3771,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getMessageStats` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMessageStats(into buffer: Buffer, dark: Bool = false, channel: Api.InputChannel, msgId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -3796,7 +3796,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getAlbumStories` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAlbumStories(into buffer: Buffer, peer: Api.InputPeer, albumId: Int32, offset: Int32, limit: Int32) {
         buffer.appendUInt32(0xac806d61)
         peer.serialize(buffer, true)
@@ -3820,7 +3820,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.getJoinedCommunities` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getJoinedCommunities(into buffer: Buffer) {
         buffer.appendUInt32(0xa663e830)
     }
@@ -3838,7 +3838,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.getWelcomeMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getWelcomeMessages(into buffer: Buffer, peer: Api.InputPeer, hash: Int64) {
         buffer.appendUInt32(0xdb9ac18d)
         peer.serialize(buffer, true)

@@ -2606,7 +2606,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setAccountTTL` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setAccountTTL(into buffer: Buffer, ttl: Api.AccountDaysTTL) {
         buffer.appendUInt32(0x2442485e)
         ttl.serialize(buffer, true)
@@ -2625,7 +2625,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.installWallPaper` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func installWallPaper(into buffer: Buffer, wallpaper: Api.InputWallPaper, settings: Api.WallPaperSettings) {
         buffer.appendUInt32(0xfeed5769)
         wallpaper.serialize(buffer, true)
@@ -2645,7 +2645,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.uploadRingtone` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func uploadRingtone(into buffer: Buffer, file: Api.InputFile, fileName: String, mimeType: String) {
         buffer.appendUInt32(0x831a83a2)
         file.serialize(buffer, true)
@@ -2666,7 +2666,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendEncrypted` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendEncrypted(into buffer: Buffer, silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: silent)
@@ -2692,7 +2692,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getFeaturedStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getFeaturedStickers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x64780b14)
@@ -2713,7 +2713,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSplitRanges` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSplitRanges(into buffer: Buffer) {
         buffer.appendUInt32(0x1cff7e08)
     }
@@ -2731,7 +2731,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiGroups` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getEmojiGroups(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x7488ce5b)
@@ -2752,7 +2752,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderQuickReplies` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reorderQuickReplies(into buffer: Buffer, order: [Int32]) {
         buffer.appendUInt32(0x60331907)
         buffer.appendVector(order, boxed: true)
@@ -2771,7 +2771,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getSendAs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSendAs(into buffer: Buffer, forPaidReactions: Bool = false, forLiveStories: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: forPaidReactions)
@@ -2796,7 +2796,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.reorderUsernames` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reorderUsernames(into buffer: Buffer, bot: Api.InputUser, order: [String]) {
         buffer.appendUInt32(0x9709b1c2)
         bot.serialize(buffer, true)
@@ -2816,7 +2816,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.getParticipantJoinedChats` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getParticipantJoinedChats(into buffer: Buffer, community: Api.InputChannel, participant: Api.InputPeer) {
         buffer.appendUInt32(0xf87eabab)
         community.serialize(buffer, true)

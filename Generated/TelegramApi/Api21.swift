@@ -1399,7 +1399,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.requestFirebaseSms` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func requestFirebaseSms(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, safetyNetToken: String? = nil, playIntegrityToken: String? = nil, iosPushSecret: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: safetyNetToken != nil)
@@ -1435,7 +1435,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.sendVerifyPhoneCode` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendVerifyPhoneCode(into buffer: Buffer, phoneNumber: String, settings: Api.CodeSettings) {
         buffer.appendUInt32(0xa5a356f9)
         buffer.appendTLString(phoneNumber)
@@ -1455,7 +1455,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resetWallPapers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resetWallPapers(into buffer: Buffer) {
         buffer.appendUInt32(0xbb3b9804)
     }
@@ -1473,7 +1473,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.declinePasswordReset` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func declinePasswordReset(into buffer: Buffer) {
         buffer.appendUInt32(0x4c9409f6)
     }
@@ -1491,7 +1491,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.changeAuthorizationSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func changeAuthorizationSettings(into buffer: Buffer, confirmed: Bool = false, hash: Int64, encryptedRequestsDisabled: Bool? = nil, callRequestsDisabled: Bool? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x8, when: confirmed)
@@ -1523,7 +1523,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateColor` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateColor(into buffer: Buffer, forProfile: Bool = false, color: Api.PeerColor? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: forProfile)
@@ -1548,7 +1548,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.resolvePhone` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resolvePhone(into buffer: Buffer, phone: String) {
         buffer.appendUInt32(0x8af94344)
         buffer.appendTLString(phone)
@@ -1567,7 +1567,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getChats` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getChats(into buffer: Buffer, id: [Int64]) {
         buffer.appendUInt32(0x49e9528f)
         buffer.appendVector(id, boxed: true)
@@ -1586,7 +1586,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportEncryptedSpam` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reportEncryptedSpam(into buffer: Buffer, peer: Api.InputEncryptedChat) {
         buffer.appendUInt32(0x4b0c8c0f)
         peer.serialize(buffer, true)
@@ -1605,7 +1605,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleDialogPin` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleDialogPin(into buffer: Buffer, pinned: Bool = false, peer: Api.InputDialogPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: pinned)
@@ -1629,7 +1629,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDialogUnreadMarks` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDialogUnreadMarks(into buffer: Buffer, parentPeer: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
@@ -1653,7 +1653,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deletePhoneCallHistory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deletePhoneCallHistory(into buffer: Buffer, revoke: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: revoke)
@@ -1676,7 +1676,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.rateTranscribedAudio` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func rateTranscribedAudio(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, transcriptionId: Int64, good: Bool) {
         buffer.appendUInt32(0x7f1d072f)
         peer.serialize(buffer, true)
@@ -1700,7 +1700,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteFactCheck` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteFactCheck(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0xd1da940c)
         peer.serialize(buffer, true)
@@ -1720,7 +1720,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestMainWebView` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func requestMainWebView(into buffer: Buffer, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x80, when: compact)
@@ -1753,7 +1753,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.viewSponsoredMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func viewSponsoredMessage(into buffer: Buffer, randomId: [UInt8]) {
         buffer.appendUInt32(0x269e3643)
         buffer.appendTLBytes(randomId)
@@ -1772,7 +1772,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updatePinnedForumTopic` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updatePinnedForumTopic(into buffer: Buffer, peer: Api.InputPeer, topicId: Int32, pinned: Bool) {
         buffer.appendUInt32(0x175df251)
         peer.serialize(buffer, true)
@@ -1795,7 +1795,7 @@ extension Api.functions.photos {
     }
 
     /// Writes `photos.getUserPhotos` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getUserPhotos(into buffer: Buffer, userId: Api.InputUser, offset: Int32, maxId: Int64, limit: Int32) {
         buffer.appendUInt32(0x91cd32a8)
         userId.serialize(buffer, true)
@@ -1819,7 +1819,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getPassportConfig` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPassportConfig(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xc661ad08)
@@ -1840,7 +1840,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getCountriesList` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getCountriesList(into buffer: Buffer, langCode: String, hash: Int32) {
         buffer.appendUInt32(0x735787a8)
         buffer.appendTLString(langCode)
@@ -1860,7 +1860,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.deleteMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteMessages(into buffer: Buffer, channel: Api.InputChannel, id: [Int32]) {
         buffer.appendUInt32(0x84c1fd4e)
         channel.serialize(buffer, true)
@@ -1880,7 +1880,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleJoinToSend` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleJoinToSend(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0xe4cb9580)
         channel.serialize(buffer, true)
@@ -1900,7 +1900,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.updateStarGiftPrice` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateStarGiftPrice(into buffer: Buffer, stargift: Api.InputSavedStarGift, resellAmount: Api.StarsAmount) {
         buffer.appendUInt32(0xedbe6ccb)
         stargift.serialize(buffer, true)
@@ -1920,7 +1920,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getUniqueStarGiftValueInfo` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getUniqueStarGiftValueInfo(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0x4365af6b)
         buffer.appendTLString(slug)
@@ -1939,7 +1939,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.craftStarGift` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func craftStarGift(into buffer: Buffer, stargift: [Api.InputSavedStarGift]) {
         buffer.appendUInt32(0xb0f9684f)
         buffer.appendVector(stargift, boxed: true)
@@ -1958,7 +1958,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.setStickerSetThumb` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setStickerSetThumb(into buffer: Buffer, stickerset: Api.InputStickerSet, thumb: Api.InputDocument? = nil, thumbDocumentId: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: thumb != nil)
@@ -1987,7 +1987,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.renameStickerSet` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func renameStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet, title: String) {
         buffer.appendUInt32(0x124b1c00)
         stickerset.serialize(buffer, true)
@@ -2007,7 +2007,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.deleteGroupCallParticipantMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteGroupCallParticipantMessages(into buffer: Buffer, reportSpam: Bool = false, call: Api.InputGroupCall, participant: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reportSpam)
@@ -2032,7 +2032,7 @@ extension Api.functions.premium {
     }
 
     /// Writes `premium.getMyBoosts` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMyBoosts(into buffer: Buffer) {
         buffer.appendUInt32(0x0be77b4a)
     }

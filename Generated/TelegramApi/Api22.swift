@@ -2055,7 +2055,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.logOut` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func logOut(into buffer: Buffer) {
         buffer.appendUInt32(0x3e72ba19)
     }
@@ -2073,7 +2073,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.importAuthorization` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func importAuthorization(into buffer: Buffer, id: Int64, bytes: [UInt8]) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xa57a7dad)
@@ -2095,7 +2095,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.checkRecoveryPassword` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkRecoveryPassword(into buffer: Buffer, code: String) {
         buffer.appendUInt32(0x0d36bf79)
         buffer.appendTLString(code)
@@ -2114,7 +2114,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.initFirebasePnvLogin` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func initFirebasePnvLogin(into buffer: Buffer, apiId: Int32, apiHash: String) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x777df37a)
@@ -2136,7 +2136,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateUsername` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateUsername(into buffer: Buffer, username: String) {
         buffer.appendUInt32(0x3e0bdd7c)
         buffer.appendTLString(username)
@@ -2155,7 +2155,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.sendChangePhoneCode` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendChangePhoneCode(into buffer: Buffer, phoneNumber: String, settings: Api.CodeSettings) {
         buffer.appendUInt32(0x82574ae5)
         buffer.appendTLString(phoneNumber)
@@ -2175,7 +2175,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.verifyPhone` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func verifyPhone(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, phoneCode: String) {
         buffer.appendUInt32(0x4dd3a7f6)
         buffer.appendTLString(phoneNumber)
@@ -2196,7 +2196,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.reportProfilePhoto` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reportProfilePhoto(into buffer: Buffer, peer: Api.InputPeer, photoId: Api.InputPhoto, reason: Api.ReportReason, message: String) {
         buffer.appendUInt32(0xfa8cc6f5)
         peer.serialize(buffer, true)
@@ -2218,7 +2218,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.registerPasskey` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func registerPasskey(into buffer: Buffer, credential: Api.InputPasskeyCredential) {
         buffer.appendUInt32(0x55b41fd6)
         credential.serialize(buffer, true)
@@ -2237,7 +2237,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getSaved` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSaved(into buffer: Buffer) {
         buffer.appendUInt32(0x82f1e39f)
     }
@@ -2255,7 +2255,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readHistory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func readHistory(into buffer: Buffer, peer: Api.InputPeer, maxId: Int32) {
         buffer.appendUInt32(0x0e306d3a)
         peer.serialize(buffer, true)
@@ -2275,7 +2275,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setInlineBotResults` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setInlineBotResults(into buffer: Buffer, gallery: Bool = false, `private`: Bool = false, queryId: Int64, results: [Api.InputBotInlineResult], cacheTime: Int32, nextOffset: String? = nil, switchPm: Api.InlineBotSwitchPM? = nil, switchWebview: Api.InlineBotWebView? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: gallery)
@@ -2310,7 +2310,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.saveDraft` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveDraft(into buffer: Buffer, noWebpage: Bool = false, invertMedia: Bool = false, replyTo: Api.InputReplyTo? = nil, peer: Api.InputPeer, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, effect: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: noWebpage)
@@ -2352,7 +2352,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getOnlines` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getOnlines(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x6e2be050)
         peer.serialize(buffer, true)
@@ -2371,7 +2371,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteRevokedExportedChatInvites` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteRevokedExportedChatInvites(into buffer: Buffer, peer: Api.InputPeer, adminId: Api.InputUser) {
         buffer.appendUInt32(0x56987bd5)
         peer.serialize(buffer, true)
@@ -2391,7 +2391,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setHistoryTTL` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setHistoryTTL(into buffer: Buffer, peer: Api.InputPeer, period: Int32) {
         buffer.appendUInt32(0xb80e5fe4)
         peer.serialize(buffer, true)
@@ -2411,7 +2411,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSearchResultsCalendar` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSearchResultsCalendar(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, offsetDate: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x4, when: savedPeerId != nil)
@@ -2441,7 +2441,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestWebView` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func requestWebView(into buffer: Buffer, fromBotMenu: Bool = false, silent: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x10, when: fromBotMenu)
@@ -2484,7 +2484,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getBotApp` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getBotApp(into buffer: Buffer, app: Api.InputBotApp, hash: Int64) {
         buffer.appendUInt32(0x34fdc5c3)
         app.serialize(buffer, true)
@@ -2504,7 +2504,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editForumTopic` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editForumTopic(into buffer: Buffer, peer: Api.InputPeer, topicId: Int32, title: String? = nil, iconEmojiId: Int64? = nil, closed: Bool? = nil, hidden: Bool? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: title != nil)
@@ -2546,7 +2546,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setBotGuestChatResult` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setBotGuestChatResult(into buffer: Buffer, queryId: Int64, result: Api.InputBotInlineResult) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xb8f106e3)
@@ -2568,7 +2568,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.reuploadCdnFile` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reuploadCdnFile(into buffer: Buffer, fileToken: [UInt8], requestToken: [UInt8]) {
         buffer.appendUInt32(0x9b2754a8)
         buffer.appendTLBytes(fileToken)
@@ -2588,7 +2588,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.editPhoto` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editPhoto(into buffer: Buffer, channel: Api.InputChannel, photo: Api.InputChatPhoto) {
         buffer.appendUInt32(0xf12e57c9)
         channel.serialize(buffer, true)
@@ -2608,7 +2608,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getMessageAuthor` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMessageAuthor(into buffer: Buffer, channel: Api.InputChannel, id: Int32) {
         buffer.appendUInt32(0xece2a0e6)
         channel.serialize(buffer, true)
@@ -2628,7 +2628,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.updateStarRefProgram` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateStarRefProgram(into buffer: Buffer, bot: Api.InputUser, commissionPermille: Int32, durationMonths: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: durationMonths != nil)
@@ -2658,7 +2658,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.assignAppStoreTransaction` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func assignAppStoreTransaction(into buffer: Buffer, receipt: [UInt8], purpose: Api.InputStorePaymentPurpose) {
         buffer.appendUInt32(0x80ed747d)
         buffer.appendTLBytes(receipt)
@@ -2678,7 +2678,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.sendGroupCallMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendGroupCallMessage(into buffer: Buffer, call: Api.InputGroupCall, randomId: Int64, message: Api.TextWithEntities, allowPaidStars: Int64? = nil, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: allowPaidStars != nil)
@@ -2709,7 +2709,7 @@ extension Api.functions.folders {
     }
 
     /// Writes `folders.editPeerFolders` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editPeerFolders(into buffer: Buffer, folderPeers: [Api.InputFolderPeer]) {
         buffer.appendUInt32(0x6847d0ab)
         buffer.appendVector(folderPeers, boxed: true)
@@ -2728,7 +2728,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.deleteExportedInvite` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteExportedInvite(into buffer: Buffer, chatlist: Api.InputChatlist, slug: String) {
         buffer.appendUInt32(0x719c5c5e)
         chatlist.serialize(buffer, true)

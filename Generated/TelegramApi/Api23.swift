@@ -1048,7 +1048,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateProfile` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateProfile(into buffer: Buffer, firstName: String? = nil, lastName: String? = nil, about: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: firstName != nil)
@@ -1082,7 +1082,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.deleteAccount` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteAccount(into buffer: Buffer, reason: String, password: Api.InputCheckPasswordSRP? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: password != nil)
@@ -1107,7 +1107,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setGlobalPrivacySettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setGlobalPrivacySettings(into buffer: Buffer, settings: Api.GlobalPrivacySettings) {
         buffer.appendUInt32(0x1edaaac2)
         settings.serialize(buffer, true)
@@ -1126,7 +1126,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendScheduledMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendScheduledMessages(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0xbd38850a)
         peer.serialize(buffer, true)
@@ -1146,7 +1146,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAvailableReactions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAvailableReactions(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x18dea0ac)
@@ -1167,7 +1167,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getRichMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getRichMessage(into buffer: Buffer, peer: Api.InputPeer, id: Int32) {
         buffer.appendUInt32(0x501569cf)
         peer.serialize(buffer, true)
@@ -1187,7 +1187,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.readMessageContents` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func readMessageContents(into buffer: Buffer, channel: Api.InputChannel, id: [Int32]) {
         buffer.appendUInt32(0xeab5dc38)
         channel.serialize(buffer, true)
@@ -1207,7 +1207,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.reportAntiSpamFalsePositive` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reportAntiSpamFalsePositive(into buffer: Buffer, channel: Api.InputChannel, msgId: Int32) {
         buffer.appendUInt32(0xa850a693)
         channel.serialize(buffer, true)
@@ -1227,7 +1227,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.sendStarGiftOffer` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendStarGiftOffer(into buffer: Buffer, peer: Api.InputPeer, slug: String, price: Api.StarsAmount, duration: Int32, randomId: Int64, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: allowPaidStars != nil)
@@ -1260,7 +1260,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.declineConferenceCallInvite` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func declineConferenceCallInvite(into buffer: Buffer, msgId: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x3c479971)
@@ -1281,7 +1281,7 @@ extension Api.functions.langpack {
     }
 
     /// Writes `langpack.getStrings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStrings(into buffer: Buffer, langPack: String, langCode: String, keys: [String]) {
         buffer.appendUInt32(0xefea3803)
         buffer.appendTLString(langPack)
@@ -1302,7 +1302,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getPollStats` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPollStats(into buffer: Buffer, dark: Bool = false, peer: Api.InputPeer, msgId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: dark)
@@ -1327,7 +1327,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.getChatlistUpdates` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getChatlistUpdates(into buffer: Buffer, chatlist: Api.InputChatlist) {
         buffer.appendUInt32(0x89419521)
         chatlist.serialize(buffer, true)
@@ -1346,7 +1346,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.getSmsJob` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSmsJob(into buffer: Buffer, jobId: String) {
         buffer.appendUInt32(0x778d902f)
         buffer.appendTLString(jobId)

@@ -1082,7 +1082,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getAccountTTL` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAccountTTL(into buffer: Buffer) {
         buffer.appendUInt32(0x08fc711d)
     }
@@ -1100,7 +1100,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setContactSignUpNotification` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setContactSignUpNotification(into buffer: Buffer, silent: Bool) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xcff43f61)
@@ -1121,7 +1121,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setMainProfileTab` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setMainProfileTab(into buffer: Buffer, tab: Api.ProfileTab) {
         buffer.appendUInt32(0x5dee78b0)
         tab.serialize(buffer, true)
@@ -1140,7 +1140,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.deletePasskey` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deletePasskey(into buffer: Buffer, id: String) {
         buffer.appendUInt32(0xf5b5563f)
         buffer.appendTLString(id)
@@ -1159,7 +1159,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.clearRecentStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func clearRecentStickers(into buffer: Buffer, attached: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: attached)
@@ -1182,7 +1182,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updatePinnedMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updatePinnedMessage(into buffer: Buffer, silent: Bool = false, unpin: Bool = false, pmOneside: Bool = false, peer: Api.InputPeer, id: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: silent)
@@ -1209,7 +1209,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getEmojiStickers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xfbfca18f)
@@ -1230,7 +1230,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPinnedSavedDialogs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPinnedSavedDialogs(into buffer: Buffer) {
         buffer.appendUInt32(0xd63d94e0)
     }
@@ -1248,7 +1248,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleSavedDialogPin` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleSavedDialogPin(into buffer: Buffer, pinned: Bool = false, peer: Api.InputDialogPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: pinned)
@@ -1272,7 +1272,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editFactCheck` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editFactCheck(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, text: Api.TextWithEntities) {
         buffer.appendUInt32(0x0589ee75)
         peer.serialize(buffer, true)
@@ -1293,7 +1293,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestChatJoinWebView` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func requestChatJoinWebView(into buffer: Buffer, queryId: Int64, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: themeParams != nil)
@@ -1319,7 +1319,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getParticipants` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getParticipants(into buffer: Buffer, channel: Api.InputChannel, filter: Api.ChannelParticipantsFilter, offset: Int32, limit: Int32, hash: Int64) {
         buffer.appendUInt32(0x77ced9d0)
         channel.serialize(buffer, true)
@@ -1344,7 +1344,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleViewForumAsMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleViewForumAsMessages(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
         buffer.appendUInt32(0x9738bb15)
         channel.serialize(buffer, true)
@@ -1364,7 +1364,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.requestWebViewButton` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func requestWebViewButton(into buffer: Buffer, userId: Api.InputUser, button: Api.KeyboardButton) {
         buffer.appendUInt32(0x31a2a35e)
         userId.serialize(buffer, true)
@@ -1384,7 +1384,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setJoinChatResults` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setJoinChatResults(into buffer: Buffer, queryId: Int64, result: Api.JoinChatBotResult) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xe71a4810)
@@ -1406,7 +1406,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsSubscriptions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarsSubscriptions(into buffer: Buffer, missingBalance: Bool = false, peer: Api.InputPeer, offset: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: missingBalance)

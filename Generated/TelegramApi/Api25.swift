@@ -1544,7 +1544,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.checkPassword` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkPassword(into buffer: Buffer, password: Api.InputCheckPasswordSRP) {
         buffer.appendUInt32(0xd18b4d16)
         password.serialize(buffer, true)
@@ -1563,7 +1563,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getSecureValue` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSecureValue(into buffer: Buffer, types: [Api.SecureValueType]) {
         buffer.appendUInt32(0x73665bc2)
         buffer.appendVector(types, boxed: true)
@@ -1582,7 +1582,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getContactIDs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getContactIDs(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x7adc669d)
@@ -1603,7 +1603,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteMessages(into buffer: Buffer, revoke: Bool = false, id: [Int32]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: revoke)
@@ -1627,7 +1627,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getRecentStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getRecentStickers(into buffer: Buffer, attached: Bool = false, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: attached)
@@ -1651,7 +1651,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setInlineGameScore` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setInlineGameScore(into buffer: Buffer, editMessage: Bool = false, force: Bool = false, id: Api.InputBotInlineMessageID, userId: Api.InputUser, score: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: editMessage)
@@ -1678,7 +1678,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.acceptUrlAuth` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func acceptUrlAuth(into buffer: Buffer, writeAllowed: Bool = false, sharePhoneNumber: Bool = false, peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, matchCode: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: writeAllowed)
@@ -1722,7 +1722,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteExportedChatInvite` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteExportedChatInvite(into buffer: Buffer, peer: Api.InputPeer, link: String) {
         buffer.appendUInt32(0xd464a42b)
         peer.serialize(buffer, true)
@@ -1742,7 +1742,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getExtendedMedia` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getExtendedMedia(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x84f80814)
         peer.serialize(buffer, true)
@@ -1762,7 +1762,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.checkQuickReplyShortcut` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkQuickReplyShortcut(into buffer: Buffer, shortcut: String) {
         buffer.appendUInt32(0xf1d0fbd3)
         buffer.appendTLString(shortcut)
@@ -1781,7 +1781,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleDialogFilterTags` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleDialogFilterTags(into buffer: Buffer, enabled: Bool) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xfd2dda49)
@@ -1802,7 +1802,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAvailableEffects` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAvailableEffects(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xdea20a39)
@@ -1823,7 +1823,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.togglePaidReactionPrivacy` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func togglePaidReactionPrivacy(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, `private`: Api.PaidReactionPrivacy) {
         buffer.appendUInt32(0x435885b5)
         peer.serialize(buffer, true)
@@ -1844,7 +1844,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.getFile` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getFile(into buffer: Buffer, precise: Bool = false, cdnSupported: Bool = false, location: Api.InputFileLocation, offset: Int64, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: precise)
@@ -1873,7 +1873,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getPeerColors` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPeerColors(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xda80f42f)
@@ -1894,7 +1894,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.invokeWebViewCustomMethod` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func invokeWebViewCustomMethod(into buffer: Buffer, bot: Api.InputUser, customMethod: String, params: Api.DataJSON) {
         buffer.appendUInt32(0x087fc5e7)
         bot.serialize(buffer, true)
@@ -1915,7 +1915,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getPreviewMedias` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPreviewMedias(into buffer: Buffer, bot: Api.InputUser) {
         buffer.appendUInt32(0xa2a5594d)
         bot.serialize(buffer, true)
@@ -1934,7 +1934,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getPremiumGiftCodeOptions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPremiumGiftCodeOptions(into buffer: Buffer, boostPeer: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: boostPeer != nil)
@@ -1958,7 +1958,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.receivedCall` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func receivedCall(into buffer: Buffer, peer: Api.InputPhoneCall) {
         buffer.appendUInt32(0x17d54f61)
         peer.serialize(buffer, true)
@@ -1977,7 +1977,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.deleteConferenceCallParticipants` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteConferenceCallParticipants(into buffer: Buffer, onlyLeft: Bool = false, kick: Bool = false, call: Api.InputGroupCall, ids: [Int64], block: [UInt8]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: onlyLeft)
@@ -2004,7 +2004,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.toggleAllStoriesHidden` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleAllStoriesHidden(into buffer: Buffer, hidden: Bool) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x7c2557c4)
@@ -2025,7 +2025,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.deleteAlbum` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteAlbum(into buffer: Buffer, peer: Api.InputPeer, albumId: Int32) {
         buffer.appendUInt32(0x8d3456d0)
         peer.serialize(buffer, true)
@@ -2045,7 +2045,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.isEligibleToJoin` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func isEligibleToJoin(into buffer: Buffer) {
         buffer.appendUInt32(0x0edc39d0)
     }
@@ -2063,7 +2063,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.finishJob` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func finishJob(into buffer: Buffer, jobId: String, error: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: error != nil)

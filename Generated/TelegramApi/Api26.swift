@@ -2135,7 +2135,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.bindTempAuthKey` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func bindTempAuthKey(into buffer: Buffer, permAuthKeyId: Int64, nonce: Int64, expiresAt: Int32, encryptedMessage: [UInt8]) {
         var w1 = buffer.fieldWriter(reserving: 24)
         w1.uint32(0xcdd42a05)
@@ -2159,7 +2159,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.acceptLoginToken` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func acceptLoginToken(into buffer: Buffer, token: [UInt8]) {
         buffer.appendUInt32(0xe894ad4d)
         buffer.appendTLBytes(token)
@@ -2178,7 +2178,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateNotifySettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateNotifySettings(into buffer: Buffer, peer: Api.InputNotifyPeer, settings: Api.InputPeerNotifySettings) {
         buffer.appendUInt32(0x84be5b93)
         peer.serialize(buffer, true)
@@ -2198,7 +2198,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateDeviceLocked` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateDeviceLocked(into buffer: Buffer, period: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x38df3532)
@@ -2219,7 +2219,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getNotifyExceptions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getNotifyExceptions(into buffer: Buffer, compareSound: Bool = false, compareStories: Bool = false, peer: Api.InputNotifyPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: compareSound)
@@ -2245,7 +2245,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setAuthorizationTTL` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setAuthorizationTTL(into buffer: Buffer, authorizationTtlDays: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xbf899aa0)
@@ -2266,7 +2266,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getDefaultEmojiStatuses` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDefaultEmojiStatuses(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xd6753386)
@@ -2287,7 +2287,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getRecentEmojiStatuses` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getRecentEmojiStatuses(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x0f578105)
@@ -2308,7 +2308,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getDefaultProfilePhotoEmojis` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDefaultProfilePhotoEmojis(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xe2750328)
@@ -2329,7 +2329,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.invalidateSignInCodes` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func invalidateSignInCodes(into buffer: Buffer, codes: [String]) {
         buffer.appendUInt32(0xca8ae8ba)
         buffer.appendVector(codes, boxed: true)
@@ -2348,7 +2348,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessIntro` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateBusinessIntro(into buffer: Buffer, intro: Api.InputBusinessIntro? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: intro != nil)
@@ -2372,7 +2372,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.initPasskeyRegistration` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func initPasskeyRegistration(into buffer: Buffer) {
         buffer.appendUInt32(0x429547e8)
     }
@@ -2390,7 +2390,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendEncryptedFile` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendEncryptedFile(into buffer: Buffer, silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8], file: Api.InputEncryptedFile) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: silent)
@@ -2417,7 +2417,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchEmojiStickerSets` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func searchEmojiStickerSets(into buffer: Buffer, excludeFeatured: Bool = false, q: String, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: excludeFeatured)
@@ -2442,7 +2442,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSavedDialogs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSavedDialogs(into buffer: Buffer, excludePinned: Bool = false, parentPeer: Api.InputPeer? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: excludePinned)
@@ -2476,7 +2476,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.setStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setStickers(into buffer: Buffer, channel: Api.InputChannel, stickerset: Api.InputStickerSet) {
         buffer.appendUInt32(0xea8ca4f9)
         channel.serialize(buffer, true)
@@ -2496,7 +2496,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.updatePaidMessagesPrice` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updatePaidMessagesPrice(into buffer: Buffer, broadcastMessagesAllowed: Bool = false, channel: Api.InputChannel, sendPaidMessagesStars: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: broadcastMessagesAllowed)
@@ -2521,7 +2521,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.exportGroupCallInvite` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func exportGroupCallInvite(into buffer: Buffer, canSelfUnmute: Bool = false, call: Api.InputGroupCall) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: canSelfUnmute)
@@ -2545,7 +2545,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.checkChatlistInvite` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkChatlistInvite(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0x41c10fff)
         buffer.appendTLString(slug)

@@ -3700,7 +3700,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.finishFirebasePnvLogin` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func finishFirebasePnvLogin(into buffer: Buffer, googleToken: String) {
         buffer.appendUInt32(0x2c85094c)
         buffer.appendTLString(googleToken)
@@ -3719,7 +3719,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.finishTakeoutSession` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func finishTakeoutSession(into buffer: Buffer, success: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: success)
@@ -3742,7 +3742,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.editBusinessChatLink` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editBusinessChatLink(into buffer: Buffer, slug: String, link: Api.InputBusinessChatLink) {
         buffer.appendUInt32(0x8c3410af)
         buffer.appendTLString(slug)
@@ -3762,7 +3762,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getCollectibleEmojiStatuses` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getCollectibleEmojiStatuses(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x2e7b4543)
@@ -3783,7 +3783,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getTopPeers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getTopPeers(into buffer: Buffer, correspondents: Bool = false, botsPm: Bool = false, botsInline: Bool = false, phoneCalls: Bool = false, forwardUsers: Bool = false, forwardChats: Bool = false, groups: Bool = false, channels: Bool = false, botsApp: Bool = false, botsGuestchat: Bool = false, offset: Int32, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: correspondents)
@@ -3818,7 +3818,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getBirthdays` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getBirthdays(into buffer: Buffer) {
         buffer.appendUInt32(0xdaeda864)
     }
@@ -3836,7 +3836,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.saveGif` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveGif(into buffer: Buffer, id: Api.InputDocument, unsave: Bool) {
         buffer.appendUInt32(0x327a30cb)
         id.serialize(buffer, true)
@@ -3856,7 +3856,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendInlineBotResult` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendInlineBotResult(into buffer: Buffer, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, hideVia: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, randomId: Int64, queryId: Int64, id: String, scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x20, when: silent)
@@ -3902,7 +3902,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPollResults` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPollResults(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, pollHash: Int64) {
         buffer.appendUInt32(0xeda3e33b)
         peer.serialize(buffer, true)
@@ -3925,7 +3925,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getScheduledHistory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getScheduledHistory(into buffer: Buffer, peer: Api.InputPeer, hash: Int64) {
         buffer.appendUInt32(0xf516760b)
         peer.serialize(buffer, true)
@@ -3945,7 +3945,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.checkHistoryImport` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkHistoryImport(into buffer: Buffer, importHead: String) {
         buffer.appendUInt32(0x43fe19f3)
         buffer.appendTLString(importHead)
@@ -3964,7 +3964,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.checkHistoryImportPeer` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkHistoryImportPeer(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x5dc60f03)
         peer.serialize(buffer, true)
@@ -3983,7 +3983,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMessageReadParticipants` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMessageReadParticipants(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0x31c1c44f)
         peer.serialize(buffer, true)
@@ -4003,7 +4003,7 @@ extension Api.functions.photos {
     }
 
     /// Writes `photos.uploadProfilePhoto` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func uploadProfilePhoto(into buffer: Buffer, fallback: Bool = false, bot: Api.InputUser? = nil, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x8, when: fallback)
@@ -4038,7 +4038,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getDeepLinkInfo` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDeepLinkInfo(into buffer: Buffer, path: String) {
         buffer.appendUInt32(0x3fedc75f)
         buffer.appendTLString(path)
@@ -4057,7 +4057,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.clearSavedInfo` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func clearSavedInfo(into buffer: Buffer, credentials: Bool = false, info: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: credentials)
@@ -4081,7 +4081,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftActiveAuctions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarGiftActiveAuctions(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xa5d0514d)
@@ -4102,7 +4102,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.saveDefaultGroupCallJoinAs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveDefaultGroupCallJoinAs(into buffer: Buffer, peer: Api.InputPeer, joinAs: Api.InputPeer) {
         buffer.appendUInt32(0x575e1f8c)
         peer.serialize(buffer, true)
@@ -4122,7 +4122,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.report` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func report(into buffer: Buffer, peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) {
         buffer.appendUInt32(0x19d8eb45)
         peer.serialize(buffer, true)
@@ -4144,7 +4144,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.updateAlbum` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateAlbum(into buffer: Buffer, peer: Api.InputPeer, albumId: Int32, title: String? = nil, deleteStories: [Int32]? = nil, addStories: [Int32]? = nil, order: [Int32]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: title != nil)
@@ -4184,7 +4184,7 @@ extension Api.functions.premium {
     }
 
     /// Writes `premium.getBoostsList` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getBoostsList(into buffer: Buffer, gifts: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: gifts)

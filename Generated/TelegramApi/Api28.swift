@@ -1141,7 +1141,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveRingtone` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveRingtone(into buffer: Buffer, id: Api.InputDocument, unsave: Bool) {
         buffer.appendUInt32(0x3dea5b03)
         id.serialize(buffer, true)
@@ -1161,7 +1161,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getBotBusinessConnection` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getBotBusinessConnection(into buffer: Buffer, connectionId: String) {
         buffer.appendUInt32(0x76a86270)
         buffer.appendTLString(connectionId)
@@ -1180,7 +1180,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.hidePeerSettingsBar` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func hidePeerSettingsBar(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x4facb138)
         peer.serialize(buffer, true)
@@ -1199,7 +1199,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleStickerSets` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleStickerSets(into buffer: Buffer, uninstall: Bool = false, archive: Bool = false, unarchive: Bool = false, stickersets: [Api.InputStickerSet]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: uninstall)
@@ -1225,7 +1225,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getFutureChatCreatorAfterLeave` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getFutureChatCreatorAfterLeave(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x3b7d0ea6)
         peer.serialize(buffer, true)
@@ -1244,7 +1244,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getSupport` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSupport(into buffer: Buffer) {
         buffer.appendUInt32(0x9cdf08cd)
     }
@@ -1262,7 +1262,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.editUserInfo` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editUserInfo(into buffer: Buffer, userId: Api.InputUser, message: String, entities: [Api.MessageEntity]) {
         buffer.appendUInt32(0x66b91b70)
         userId.serialize(buffer, true)
@@ -1283,7 +1283,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getPromoData` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPromoData(into buffer: Buffer) {
         buffer.appendUInt32(0xc0977421)
     }
@@ -1301,7 +1301,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getAdminedBots` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAdminedBots(into buffer: Buffer) {
         buffer.appendUInt32(0xb0711d83)
     }
@@ -1319,7 +1319,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.assignPlayMarketTransaction` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func assignPlayMarketTransaction(into buffer: Buffer, receipt: Api.DataJSON, purpose: Api.InputStorePaymentPurpose) {
         buffer.appendUInt32(0xdffd50d3)
         receipt.serialize(buffer, true)
@@ -1339,7 +1339,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.launchPrepaidGiveaway` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func launchPrepaidGiveaway(into buffer: Buffer, peer: Api.InputPeer, giveawayId: Int64, purpose: Api.InputStorePaymentPurpose) {
         buffer.appendUInt32(0x5ff58f20)
         peer.serialize(buffer, true)
@@ -1360,7 +1360,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.leaveGroupCallPresentation` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func leaveGroupCallPresentation(into buffer: Buffer, call: Api.InputGroupCall) {
         buffer.appendUInt32(0x1c50d144)
         call.serialize(buffer, true)
@@ -1379,7 +1379,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupCallChainBlocks` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getGroupCallChainBlocks(into buffer: Buffer, call: Api.InputGroupCall, subChainId: Int32, offset: Int32, limit: Int32) {
         buffer.appendUInt32(0xee9f88a6)
         call.serialize(buffer, true)
@@ -1403,7 +1403,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.sendGroupCallEncryptedMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendGroupCallEncryptedMessage(into buffer: Buffer, call: Api.InputGroupCall, encryptedMessage: [UInt8]) {
         buffer.appendUInt32(0xe5afa56d)
         call.serialize(buffer, true)
@@ -1423,7 +1423,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.reorderAlbums` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reorderAlbums(into buffer: Buffer, peer: Api.InputPeer, order: [Int32]) {
         buffer.appendUInt32(0x8535fbd9)
         peer.serialize(buffer, true)
@@ -1443,7 +1443,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.getTone` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getTone(into buffer: Buffer, tone: Api.InputAiComposeTone) {
         buffer.appendUInt32(0xb2e8ba03)
         tone.serialize(buffer, true)

@@ -1501,7 +1501,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.changePhone` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func changePhone(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, phoneCode: String) {
         buffer.appendUInt32(0x70c32edb)
         buffer.appendTLString(phoneNumber)
@@ -1522,7 +1522,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.getRequirementsToContact` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getRequirementsToContact(into buffer: Buffer, id: [Api.InputUser]) {
         buffer.appendUInt32(0xd89a83a3)
         buffer.appendVector(id, boxed: true)
@@ -1541,7 +1541,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.importContacts` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func importContacts(into buffer: Buffer, contacts: [Api.InputContact]) {
         buffer.appendUInt32(0x2c800be5)
         buffer.appendVector(contacts, boxed: true)
@@ -1560,7 +1560,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getFullChat` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getFullChat(into buffer: Buffer, chatId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xaeb00b34)
@@ -1581,7 +1581,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderStickerSets` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reorderStickerSets(into buffer: Buffer, masks: Bool = false, emojis: Bool = false, order: [Int64]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: masks)
@@ -1606,7 +1606,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMessageEditData` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMessageEditData(into buffer: Buffer, peer: Api.InputPeer, id: Int32) {
         buffer.appendUInt32(0xfda68d36)
         peer.serialize(buffer, true)
@@ -1626,7 +1626,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDialogFilters` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDialogFilters(into buffer: Buffer) {
         buffer.appendUInt32(0xefd48c89)
     }
@@ -1644,7 +1644,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.uploadImportedMedia` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func uploadImportedMedia(into buffer: Buffer, peer: Api.InputPeer, importId: Int64, fileName: String, media: Api.InputMedia) {
         buffer.appendUInt32(0x2a862092)
         peer.serialize(buffer, true)
@@ -1666,7 +1666,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendQuickReplyMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendQuickReplyMessages(into buffer: Buffer, peer: Api.InputPeer, shortcutId: Int32, id: [Int32], randomId: [Int64]) {
         buffer.appendUInt32(0x6c750de1)
         peer.serialize(buffer, true)
@@ -1688,7 +1688,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendPaidReaction` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendPaidReaction(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, count: Int32, randomId: Int64, `private`: Api.PaidReactionPrivacy? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: `private` != nil)
@@ -1718,7 +1718,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSponsoredMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSponsoredMessages(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: msgId != nil)
@@ -1745,7 +1745,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.editLocation` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editLocation(into buffer: Buffer, channel: Api.InputChannel, geoPoint: Api.InputGeoPoint, address: String) {
         buffer.appendUInt32(0x58e63f6d)
         channel.serialize(buffer, true)
@@ -1766,7 +1766,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.fulfillStarsSubscription` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func fulfillStarsSubscription(into buffer: Buffer, peer: Api.InputPeer, subscriptionId: String) {
         buffer.appendUInt32(0xcc5bebb3)
         peer.serialize(buffer, true)
@@ -1786,7 +1786,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.suggestShortName` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func suggestShortName(into buffer: Buffer, title: String) {
         buffer.appendUInt32(0x4dafc503)
         buffer.appendTLString(title)
@@ -1805,7 +1805,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.checkGroupCall` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkGroupCall(into buffer: Buffer, call: Api.InputGroupCall, sources: [Int32]) {
         buffer.appendUInt32(0xb59cf977)
         call.serialize(buffer, true)
@@ -1825,7 +1825,7 @@ extension Api.functions.langpack {
     }
 
     /// Writes `langpack.getLanguage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getLanguage(into buffer: Buffer, langPack: String, langCode: String) {
         buffer.appendUInt32(0x6a596502)
         buffer.appendTLString(langPack)
@@ -1845,7 +1845,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.hideChatlistUpdates` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func hideChatlistUpdates(into buffer: Buffer, chatlist: Api.InputChatlist) {
         buffer.appendUInt32(0x66e486fb)
         chatlist.serialize(buffer, true)
@@ -1864,7 +1864,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.getTones` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getTones(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xabd59201)
@@ -1885,7 +1885,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.togglePeerLink` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func togglePeerLink(into buffer: Buffer, visible: Bool = false, hidden: Bool = false, deleted: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: visible)
@@ -1912,7 +1912,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.toggleCommunityCollapsedInDialogs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleCommunityCollapsedInDialogs(into buffer: Buffer, collapsed: Bool = false, community: Api.InputChannel) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: collapsed)
@@ -1936,7 +1936,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.getPeerLinkRequests` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPeerLinkRequests(into buffer: Buffer, community: Api.InputChannel, offset: String, limit: Int32) {
         buffer.appendUInt32(0x93773344)
         community.serialize(buffer, true)

@@ -6708,7 +6708,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.deleteSecureValue` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteSecureValue(into buffer: Buffer, types: [Api.SecureValueType]) {
         buffer.appendUInt32(0xb880bc4b)
         buffer.appendVector(types, boxed: true)
@@ -6727,7 +6727,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getAutoSaveSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAutoSaveSettings(into buffer: Buffer) {
         buffer.appendUInt32(0xadcbbcda)
     }
@@ -6745,7 +6745,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.getUsers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getUsers(into buffer: Buffer, id: [Api.InputUser]) {
         buffer.appendUInt32(0x0d91a548)
         buffer.appendVector(id, boxed: true)
@@ -6764,7 +6764,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.resetTopPeerRating` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resetTopPeerRating(into buffer: Buffer, category: Api.TopPeerCategory, peer: Api.InputPeer) {
         buffer.appendUInt32(0x1ae373ac)
         category.serialize(buffer, true)
@@ -6784,7 +6784,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readEncryptedHistory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func readEncryptedHistory(into buffer: Buffer, peer: Api.InputEncryptedChat, maxDate: Int32) {
         buffer.appendUInt32(0x7f4b690a)
         peer.serialize(buffer, true)
@@ -6804,7 +6804,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setGameScore` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setGameScore(into buffer: Buffer, editMessage: Bool = false, force: Bool = false, peer: Api.InputPeer, id: Int32, userId: Api.InputUser, score: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: editMessage)
@@ -6832,7 +6832,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.prolongWebView` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func prolongWebView(into buffer: Buffer, silent: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, queryId: Int64, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x20, when: silent)
@@ -6862,7 +6862,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getFeaturedEmojiStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getFeaturedEmojiStickers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x0ecf6736)
@@ -6883,7 +6883,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.createForumTopic` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func createForumTopic(into buffer: Buffer, titleMissing: Bool = false, peer: Api.InputPeer, title: String, iconColor: Int32? = nil, iconEmojiId: Int64? = nil, randomId: Int64, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x10, when: titleMissing)
@@ -6921,7 +6921,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getCdnConfig` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getCdnConfig(into buffer: Buffer) {
         buffer.appendUInt32(0x52029342)
     }
@@ -6939,7 +6939,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getUserInfo` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getUserInfo(into buffer: Buffer, userId: Api.InputUser) {
         buffer.appendUInt32(0x038a08d3)
         userId.serialize(buffer, true)
@@ -6958,7 +6958,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getPeerProfileColors` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPeerProfileColors(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xabcfa9fd)
@@ -6979,7 +6979,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.checkUsername` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkUsername(into buffer: Buffer, channel: Api.InputChannel, username: String) {
         buffer.appendUInt32(0x10e6bd2c)
         channel.serialize(buffer, true)
@@ -6999,7 +6999,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.deleteParticipantHistory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteParticipantHistory(into buffer: Buffer, channel: Api.InputChannel, participant: Api.InputPeer) {
         buffer.appendUInt32(0x367544db)
         channel.serialize(buffer, true)
@@ -7019,7 +7019,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleUsername` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleUsername(into buffer: Buffer, channel: Api.InputChannel, username: String, active: Bool) {
         buffer.appendUInt32(0x50f24105)
         channel.serialize(buffer, true)
@@ -7040,7 +7040,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.sendCustomRequest` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendCustomRequest(into buffer: Buffer, customMethod: String, params: Api.DataJSON) {
         buffer.appendUInt32(0xaa2769ed)
         buffer.appendTLString(customMethod)
@@ -7060,7 +7060,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getGiveawayInfo` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getGiveawayInfo(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0xf4239425)
         peer.serialize(buffer, true)
@@ -7080,7 +7080,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getResaleStarGifts` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getResaleStarGifts(into buffer: Buffer, sortByPrice: Bool = false, sortByNum: Bool = false, forCraft: Bool = false, starsOnly: Bool = false, attributesHash: Int64? = nil, giftId: Int64, attributes: [Api.StarGiftAttributeId]? = nil, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: sortByPrice)
@@ -7117,7 +7117,7 @@ extension Api.functions.langpack {
     }
 
     /// Writes `langpack.getLangPack` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getLangPack(into buffer: Buffer, langPack: String, langCode: String) {
         buffer.appendUInt32(0xf2f2330a)
         buffer.appendTLString(langPack)
@@ -7137,7 +7137,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getPinnedStories` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPinnedStories(into buffer: Buffer, peer: Api.InputPeer, offsetId: Int32, limit: Int32) {
         buffer.appendUInt32(0x5821a5dc)
         peer.serialize(buffer, true)
@@ -7160,7 +7160,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getStoryViewsList` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStoryViewsList(into buffer: Buffer, justContacts: Bool = false, reactionsFirst: Bool = false, forwardsFirst: Bool = false, peer: Api.InputPeer, q: String? = nil, id: Int32, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: justContacts)
@@ -7193,7 +7193,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getStoriesViews` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStoriesViews(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x28e16cc8)
         peer.serialize(buffer, true)
@@ -7213,7 +7213,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.togglePeerStoriesHidden` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func togglePeerStoriesHidden(into buffer: Buffer, peer: Api.InputPeer, hidden: Bool) {
         buffer.appendUInt32(0xbd0415c4)
         peer.serialize(buffer, true)
@@ -7233,7 +7233,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.editMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editMessage(into buffer: Buffer, invertMedia: Bool = false, welcome: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x20, when: invertMedia)

@@ -2214,7 +2214,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getAuthorizations` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAuthorizations(into buffer: Buffer) {
         buffer.appendUInt32(0xe320c158)
     }
@@ -2232,7 +2232,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessLocation` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateBusinessLocation(into buffer: Buffer, geoPoint: Api.InputGeoPoint? = nil, address: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: geoPoint != nil)
@@ -2260,7 +2260,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendScreenshotNotification` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendScreenshotNotification(into buffer: Buffer, peer: Api.InputPeer, replyTo: Api.InputReplyTo, randomId: Int64) {
         buffer.appendUInt32(0xa1405817)
         peer.serialize(buffer, true)
@@ -2281,7 +2281,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getUnreadReactions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getUnreadReactions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -2317,7 +2317,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiProfilePhotoGroups` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getEmojiProfilePhotoGroups(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x21a548f3)
@@ -2338,7 +2338,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.declineUrlAuth` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func declineUrlAuth(into buffer: Buffer, url: String) {
         buffer.appendUInt32(0x35436bbc)
         buffer.appendTLString(url)
@@ -2357,7 +2357,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getTimezonesList` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getTimezonesList(into buffer: Buffer, hash: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x49b30240)
@@ -2378,7 +2378,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.deletePreviewMedia` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deletePreviewMedia(into buffer: Buffer, bot: Api.InputUser, langCode: String, media: [Api.InputMedia]) {
         buffer.appendUInt32(0x2d0135b3)
         bot.serialize(buffer, true)
@@ -2399,7 +2399,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getBotRecommendations` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getBotRecommendations(into buffer: Buffer, bot: Api.InputUser) {
         buffer.appendUInt32(0xa1b70815)
         bot.serialize(buffer, true)
@@ -2418,7 +2418,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getAccessSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAccessSettings(into buffer: Buffer, bot: Api.InputUser) {
         buffer.appendUInt32(0x213853a3)
         bot.serialize(buffer, true)
@@ -2437,7 +2437,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.editAccessSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editAccessSettings(into buffer: Buffer, restricted: Bool = false, bot: Api.InputUser, addUsers: [Api.InputUser]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: restricted)
@@ -2465,7 +2465,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.upgradeStarGift` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func upgradeStarGift(into buffer: Buffer, keepOriginalDetails: Bool = false, stargift: Api.InputSavedStarGift) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: keepOriginalDetails)
@@ -2489,7 +2489,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getAllReadPeerStories` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAllReadPeerStories(into buffer: Buffer) {
         buffer.appendUInt32(0x9b5ae7f9)
     }
@@ -2507,7 +2507,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.deleteTone` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteTone(into buffer: Buffer, tone: Api.InputAiComposeTone) {
         buffer.appendUInt32(0xdd39316a)
         tone.serialize(buffer, true)

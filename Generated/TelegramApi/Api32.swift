@@ -1435,7 +1435,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveWallPaper` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveWallPaper(into buffer: Buffer, wallpaper: Api.InputWallPaper, unsave: Bool, settings: Api.WallPaperSettings) {
         buffer.appendUInt32(0x6c5a5b37)
         wallpaper.serialize(buffer, true)
@@ -1456,7 +1456,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getDefaultGroupPhotoEmojis` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDefaultGroupPhotoEmojis(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x915860ae)
@@ -1477,7 +1477,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.deleteAutoSaveExceptions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteAutoSaveExceptions(into buffer: Buffer) {
         buffer.appendUInt32(0x53bc0020)
     }
@@ -1495,7 +1495,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendMedia` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendMedia(into buffer: Buffer, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, media: Api.InputMedia, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x20, when: silent)
@@ -1562,7 +1562,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editChatPhoto` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editChatPhoto(into buffer: Buffer, chatId: Int64, photo: Api.InputChatPhoto) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x35ddd674)
@@ -1584,7 +1584,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.receivedQueue` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func receivedQueue(into buffer: Buffer, maxQts: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x55a5bb66)
@@ -1605,7 +1605,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readFeaturedStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func readFeaturedStickers(into buffer: Buffer, id: [Int64]) {
         buffer.appendUInt32(0x5b118126)
         buffer.appendVector(id, boxed: true)
@@ -1624,7 +1624,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getArchivedStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getArchivedStickers(into buffer: Buffer, masks: Bool = false, emojis: Bool = false, offsetId: Int64, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: masks)
@@ -1650,7 +1650,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getAdminsWithInvites` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAdminsWithInvites(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x3920e6ef)
         peer.serialize(buffer, true)
@@ -1669,7 +1669,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setDefaultReaction` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setDefaultReaction(into buffer: Buffer, reaction: Api.Reaction) {
         buffer.appendUInt32(0x4f47a016)
         reaction.serialize(buffer, true)
@@ -1688,7 +1688,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestSimpleWebView` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func requestSimpleWebView(into buffer: Buffer, fromSwitchWebview: Bool = false, fromSideMenu: Bool = false, compact: Bool = false, fullscreen: Bool = false, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: fromSwitchWebview)
@@ -1726,7 +1726,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteQuickReplyMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteQuickReplyMessages(into buffer: Buffer, shortcutId: Int32, id: [Int32]) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xe105e910)
@@ -1748,7 +1748,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.clickSponsoredMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func clickSponsoredMessage(into buffer: Buffer, media: Bool = false, fullscreen: Bool = false, randomId: [UInt8]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: media)
@@ -1773,7 +1773,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportMusicListen` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reportMusicListen(into buffer: Buffer, id: Api.InputDocument, listenedDuration: Int32) {
         buffer.appendUInt32(0xddbcd819)
         id.serialize(buffer, true)
@@ -1793,7 +1793,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.getCdnFileHashes` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getCdnFileHashes(into buffer: Buffer, fileToken: [UInt8], offset: Int64) {
         buffer.appendUInt32(0x91dc3f31)
         buffer.appendTLBytes(fileToken)
@@ -1813,7 +1813,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.editTitle` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editTitle(into buffer: Buffer, channel: Api.InputChannel, title: String) {
         buffer.appendUInt32(0x566decd0)
         channel.serialize(buffer, true)
@@ -1833,7 +1833,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getSavedInfo` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSavedInfo(into buffer: Buffer) {
         buffer.appendUInt32(0x227d824b)
     }
@@ -1851,7 +1851,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsStatus` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarsStatus(into buffer: Buffer, ton: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: ton)
@@ -1875,7 +1875,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftCollections` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarGiftCollections(into buffer: Buffer, peer: Api.InputPeer, hash: Int64) {
         buffer.appendUInt32(0x981b91dd)
         peer.serialize(buffer, true)
@@ -1895,7 +1895,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftUpgradeAttributes` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarGiftUpgradeAttributes(into buffer: Buffer, giftId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x6d038b58)
@@ -1916,7 +1916,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.toggleGroupCallSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleGroupCallSettings(into buffer: Buffer, resetInviteHash: Bool = false, call: Api.InputGroupCall, joinMuted: Bool? = nil, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: resetInviteHash)
@@ -1954,7 +1954,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.joinChatlistInvite` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func joinChatlistInvite(into buffer: Buffer, slug: String, peers: [Api.InputPeer]) {
         buffer.appendUInt32(0xa6b1e39a)
         buffer.appendTLString(slug)

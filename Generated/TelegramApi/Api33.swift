@@ -2167,7 +2167,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.reportPeer` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reportPeer(into buffer: Buffer, peer: Api.InputPeer, reason: Api.ReportReason, message: String) {
         buffer.appendUInt32(0xc5ba3d86)
         peer.serialize(buffer, true)
@@ -2188,7 +2188,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resolveBusinessChatLink` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resolveBusinessChatLink(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0x5492e5ee)
         buffer.appendTLString(slug)
@@ -2207,7 +2207,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.importContactToken` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func importContactToken(into buffer: Buffer, token: String) {
         buffer.appendUInt32(0x13005788)
         buffer.appendTLString(token)
@@ -2226,7 +2226,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchGlobal` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func searchGlobal(into buffer: Buffer, broadcastsOnly: Bool = false, groupsOnly: Bool = false, usersOnly: Bool = false, folderId: Int32? = nil, community: Api.InputChannel? = nil, q: String, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: broadcastsOnly)
@@ -2269,7 +2269,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editMessage(into buffer: Buffer, noWebpage: Bool = false, invertMedia: Bool = false, peer: Api.InputPeer, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, quickReplyShortcutId: Int32? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: noWebpage)
@@ -2323,7 +2323,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setBotShippingResults` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setBotShippingResults(into buffer: Buffer, queryId: Int64, error: String? = nil, shippingOptions: [Api.ShippingOption]? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: error != nil)
@@ -2354,7 +2354,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDiscussionMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDiscussionMessage(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0x446972fd)
         peer.serialize(buffer, true)
@@ -2374,7 +2374,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.hideChatJoinRequest` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func hideChatJoinRequest(into buffer: Buffer, approved: Bool = false, peer: Api.InputPeer, userId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: approved)
@@ -2399,7 +2399,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getCustomEmojiDocuments` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getCustomEmojiDocuments(into buffer: Buffer, documentId: [Int64]) {
         buffer.appendUInt32(0xd9ab0f54)
         buffer.appendVector(documentId, boxed: true)
@@ -2418,7 +2418,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.translateRichMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func translateRichMessage(into buffer: Buffer, peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.InputRichMessage]? = nil, toLang: String, tone: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: peer != nil && id != nil)
@@ -2456,7 +2456,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.getFileHashes` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getFileHashes(into buffer: Buffer, location: Api.InputFileLocation, offset: Int64) {
         buffer.appendUInt32(0x9156982a)
         location.serialize(buffer, true)
@@ -2476,7 +2476,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getPremiumPromo` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPremiumPromo(into buffer: Buffer) {
         buffer.appendUInt32(0xb81b93d4)
     }
@@ -2494,7 +2494,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getGroupsForDiscussion` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getGroupsForDiscussion(into buffer: Buffer) {
         buffer.appendUInt32(0xf5dad378)
     }
@@ -2512,7 +2512,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.saveTone` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveTone(into buffer: Buffer, tone: Api.InputAiComposeTone, unsave: Bool) {
         buffer.appendUInt32(0x1782cbb1)
         tone.serialize(buffer, true)
@@ -2532,7 +2532,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.deleteAllWelcomeMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteAllWelcomeMessages(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x734f9721)
         peer.serialize(buffer, true)

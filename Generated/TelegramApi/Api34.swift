@@ -2371,7 +2371,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.signIn` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func signIn(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, phoneCode: String? = nil, emailVerification: Api.EmailVerification? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: phoneCode != nil)
@@ -2401,7 +2401,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resetNotifySettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resetNotifySettings(into buffer: Buffer) {
         buffer.appendUInt32(0xdb7e1747)
     }
@@ -2419,7 +2419,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updatePasswordSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updatePasswordSettings(into buffer: Buffer, password: Api.InputCheckPasswordSRP, newSettings: Api.account.PasswordInputSettings) {
         buffer.appendUInt32(0xa59b102f)
         password.serialize(buffer, true)
@@ -2439,7 +2439,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.confirmBotConnection` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func confirmBotConnection(into buffer: Buffer, botId: Api.InputUser) {
         buffer.appendUInt32(0x67ed1f68)
         botId.serialize(buffer, true)
@@ -2458,7 +2458,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.deleteByPhones` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteByPhones(into buffer: Buffer, phones: [String]) {
         buffer.appendUInt32(0x1013fd9e)
         buffer.appendVector(phones, boxed: true)
@@ -2477,7 +2477,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getHistory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getHistory(into buffer: Buffer, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
         buffer.appendUInt32(0x4423e6c5)
         peer.serialize(buffer, true)
@@ -2505,7 +2505,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editChatTitle` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editChatTitle(into buffer: Buffer, chatId: Int64, title: String) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x73783ffd)
@@ -2527,7 +2527,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMaskStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMaskStickers(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x640f82b8)
@@ -2548,7 +2548,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editChatDefaultBannedRights` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editChatDefaultBannedRights(into buffer: Buffer, peer: Api.InputPeer, bannedRights: Api.ChatBannedRights) {
         buffer.appendUInt32(0xa5866b41)
         peer.serialize(buffer, true)
@@ -2568,7 +2568,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.hidePromoData` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func hidePromoData(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x1e251c95)
         peer.serialize(buffer, true)
@@ -2587,7 +2587,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.confirmCall` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func confirmCall(into buffer: Buffer, peer: Api.InputPhoneCall, gA: [UInt8], keyFingerprint: Int64, `protocol`: Api.PhoneCallProtocol) {
         buffer.appendUInt32(0x2efe1722)
         peer.serialize(buffer, true)
@@ -2609,7 +2609,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.editGroupCallParticipant` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editGroupCallParticipant(into buffer: Buffer, call: Api.InputGroupCall, participant: Api.InputPeer, muted: Bool? = nil, volume: Int32? = nil, raiseHand: Bool? = nil, videoStopped: Bool? = nil, videoPaused: Bool? = nil, presentationPaused: Bool? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: muted != nil)
@@ -2659,7 +2659,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.readStories` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func readStories(into buffer: Buffer, peer: Api.InputPeer, maxId: Int32) {
         buffer.appendUInt32(0xa556dac8)
         peer.serialize(buffer, true)
@@ -2679,7 +2679,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.toggleAllPeerLinkRequestApproval` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleAllPeerLinkRequestApproval(into buffer: Buffer, reject: Bool = false, community: Api.InputChannel) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reject)

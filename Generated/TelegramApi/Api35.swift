@@ -1155,7 +1155,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setPrivacy` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setPrivacy(into buffer: Buffer, key: Api.InputPrivacyKey, rules: [Api.InputPrivacyRule]) {
         buffer.appendUInt32(0xc9f81ce8)
         key.serialize(buffer, true)
@@ -1175,7 +1175,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resetAuthorization` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resetAuthorization(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xdf77f3bc)
@@ -1196,7 +1196,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resendPasswordEmail` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resendPasswordEmail(into buffer: Buffer) {
         buffer.appendUInt32(0x7a7f2a15)
     }
@@ -1214,7 +1214,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getGlobalPrivacySettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getGlobalPrivacySettings(into buffer: Buffer) {
         buffer.appendUInt32(0xeb2b4cf6)
     }
@@ -1232,7 +1232,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendMessage(into buffer: Buffer, noWebpage: Bool = false, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x2, when: noWebpage)
@@ -1301,7 +1301,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readMessageContents` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func readMessageContents(into buffer: Buffer, id: [Int32]) {
         buffer.appendUInt32(0x36a73f77)
         buffer.appendVector(id, boxed: true)
@@ -1320,7 +1320,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderPinnedSavedDialogs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reorderPinnedSavedDialogs(into buffer: Buffer, force: Bool = false, order: [Api.InputDialogPeer]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: force)
@@ -1344,7 +1344,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updateSavedReactionTag` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateSavedReactionTag(into buffer: Buffer, reaction: Api.Reaction, title: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: title != nil)
@@ -1371,7 +1371,7 @@ extension Api.functions.photos {
     }
 
     /// Writes `photos.updateProfilePhoto` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateProfilePhoto(into buffer: Buffer, fallback: Bool = false, bot: Api.InputUser? = nil, id: Api.InputPhoto) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: fallback)
@@ -1397,7 +1397,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getConfig` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getConfig(into buffer: Buffer) {
         buffer.appendUInt32(0xc4f9186b)
     }
@@ -1415,7 +1415,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getLeftChannels` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getLeftChannels(into buffer: Buffer, offset: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8341ecc0)
@@ -1436,7 +1436,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getInactiveChannels` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getInactiveChannels(into buffer: Buffer) {
         buffer.appendUInt32(0x11e831ee)
     }
@@ -1454,7 +1454,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.checkSearchPostsFlood` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkSearchPostsFlood(into buffer: Buffer, query: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: query != nil)
@@ -1480,7 +1480,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.setMainProfileTab` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setMainProfileTab(into buffer: Buffer, channel: Api.InputChannel, tab: Api.ProfileTab) {
         buffer.appendUInt32(0x3583fcb1)
         channel.serialize(buffer, true)
@@ -1500,7 +1500,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.canSendMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func canSendMessage(into buffer: Buffer, bot: Api.InputUser) {
         buffer.appendUInt32(0x1359f4e6)
         bot.serialize(buffer, true)
@@ -1519,7 +1519,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.removeStickerFromSet` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func removeStickerFromSet(into buffer: Buffer, sticker: Api.InputDocument) {
         buffer.appendUInt32(0xf7760f51)
         sticker.serialize(buffer, true)
@@ -1538,7 +1538,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.discardGroupCall` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func discardGroupCall(into buffer: Buffer, call: Api.InputGroupCall) {
         buffer.appendUInt32(0x7a777135)
         call.serialize(buffer, true)
@@ -1557,7 +1557,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupCallStreamRtmpUrl` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getGroupCallStreamRtmpUrl(into buffer: Buffer, liveStory: Bool = false, peer: Api.InputPeer, revoke: Bool) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: liveStory)
@@ -1582,7 +1582,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.loadAsyncGraph` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func loadAsyncGraph(into buffer: Buffer, token: String, x: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: x != nil)
@@ -1609,7 +1609,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getPeerMaxIDs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPeerMaxIDs(into buffer: Buffer, id: [Api.InputPeer]) {
         buffer.appendUInt32(0x78499170)
         buffer.appendVector(id, boxed: true)

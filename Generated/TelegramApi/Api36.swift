@@ -1754,7 +1754,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateStatus` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateStatus(into buffer: Buffer, offline: Bool) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x6628562c)
@@ -1775,7 +1775,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.sendConfirmPhoneCode` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendConfirmPhoneCode(into buffer: Buffer, hash: String, settings: Api.CodeSettings) {
         buffer.appendUInt32(0x1b3faa88)
         buffer.appendTLString(hash)
@@ -1795,7 +1795,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.deleteBusinessChatLink` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteBusinessChatLink(into buffer: Buffer, slug: String) {
         buffer.appendUInt32(0x60073674)
         buffer.appendTLString(slug)
@@ -1814,7 +1814,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.getSavedMusic` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSavedMusic(into buffer: Buffer, id: Api.InputUser, offset: Int32, limit: Int32, hash: Int64) {
         buffer.appendUInt32(0x788d7fe3)
         id.serialize(buffer, true)
@@ -1838,7 +1838,7 @@ extension Api.functions.users {
     }
 
     /// Writes `users.getSavedMusicByID` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSavedMusicByID(into buffer: Buffer, id: Api.InputUser, documents: [Api.InputDocument]) {
         buffer.appendUInt32(0x7573a4e9)
         id.serialize(buffer, true)
@@ -1858,7 +1858,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderPinnedForumTopics` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reorderPinnedForumTopics(into buffer: Buffer, force: Bool = false, peer: Api.InputPeer, order: [Int32]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: force)
@@ -1883,7 +1883,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.checkUsername` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func checkUsername(into buffer: Buffer, username: String) {
         buffer.appendUInt32(0x87f2219b)
         buffer.appendTLString(username)
@@ -1902,7 +1902,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.toggleStarGiftsPinnedToTop` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleStarGiftsPinnedToTop(into buffer: Buffer, peer: Api.InputPeer, stargift: [Api.InputSavedStarGift]) {
         buffer.appendUInt32(0x1513e7b0)
         peer.serialize(buffer, true)
@@ -1922,7 +1922,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.leaveGroupCall` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func leaveGroupCall(into buffer: Buffer, call: Api.InputGroupCall, source: Int32) {
         buffer.appendUInt32(0x500377f9)
         call.serialize(buffer, true)
@@ -1942,7 +1942,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.toggleGroupCallRecord` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleGroupCallRecord(into buffer: Buffer, start: Bool = false, call: Api.InputGroupCall, title: String? = nil, videoPortrait: Bool? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: start)
@@ -1974,7 +1974,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.startScheduledGroupCall` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func startScheduledGroupCall(into buffer: Buffer, call: Api.InputGroupCall) {
         buffer.appendUInt32(0x5680e342)
         call.serialize(buffer, true)
@@ -1993,7 +1993,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.deleteGroupCallMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteGroupCallMessages(into buffer: Buffer, reportSpam: Bool = false, call: Api.InputGroupCall, messages: [Int32]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: reportSpam)
@@ -2018,7 +2018,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.leaveChatlist` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func leaveChatlist(into buffer: Buffer, chatlist: Api.InputChatlist, peers: [Api.InputPeer]) {
         buffer.appendUInt32(0x74fae13a)
         chatlist.serialize(buffer, true)
@@ -2038,7 +2038,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.canSendStory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func canSendStory(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0x30eb63f0)
         peer.serialize(buffer, true)
@@ -2057,7 +2057,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.sendReaction` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendReaction(into buffer: Buffer, addToRecent: Bool = false, peer: Api.InputPeer, storyId: Int32, reaction: Api.Reaction) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: addToRecent)
@@ -2083,7 +2083,7 @@ extension Api.functions.premium {
     }
 
     /// Writes `premium.getUserBoosts` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getUserBoosts(into buffer: Buffer, peer: Api.InputPeer, userId: Api.InputUser) {
         buffer.appendUInt32(0x39854d1f)
         peer.serialize(buffer, true)
@@ -2103,7 +2103,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.leave` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func leave(into buffer: Buffer) {
         buffer.appendUInt32(0x9898ad73)
     }
@@ -2121,7 +2121,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.sendMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendMessage(into buffer: Buffer, invertMedia: Bool = false, welcome: Bool = false, anchor: Bool = false, noforwards: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, queryId: Int64? = nil, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil, randomId: Int64, replyTo: Api.InputReplyTo? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x40, when: invertMedia)
@@ -2168,7 +2168,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.reportMessage` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reportMessage(into buffer: Buffer, peer: Api.InputPeer, id: Int32, option: [UInt8], message: String) {
         buffer.appendUInt32(0x8704f2bf)
         peer.serialize(buffer, true)

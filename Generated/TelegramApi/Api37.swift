@@ -2531,7 +2531,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.resetWebAuthorization` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resetWebAuthorization(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x2d01b9ef)
@@ -2552,7 +2552,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getMultiWallPapers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMultiWallPapers(into buffer: Buffer, wallpapers: [Api.InputWallPaper]) {
         buffer.appendUInt32(0x65ad71dc)
         buffer.appendVector(wallpapers, boxed: true)
@@ -2571,7 +2571,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getPaidMessagesRevenue` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPaidMessagesRevenue(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
@@ -2596,7 +2596,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveMusic` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveMusic(into buffer: Buffer, unsave: Bool = false, id: Api.InputDocument, afterId: Api.InputDocument? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: unsave)
@@ -2622,7 +2622,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getBlocked` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getBlocked(into buffer: Buffer, myStoriesFrom: Bool = false, offset: Int32, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: myStoriesFrom)
@@ -2647,7 +2647,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.search` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func search(into buffer: Buffer, broadcasts: Bool = false, bots: Bool = false, q: String, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: broadcasts)
@@ -2673,7 +2673,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.receivedMessages` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func receivedMessages(into buffer: Buffer, maxId: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x05a954c0)
@@ -2694,7 +2694,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.uninstallStickerSet` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func uninstallStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet) {
         buffer.appendUInt32(0xf96e55de)
         stickerset.serialize(buffer, true)
@@ -2713,7 +2713,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.uploadMedia` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func uploadMedia(into buffer: Buffer, businessConnectionId: String? = nil, peer: Api.InputPeer, media: Api.InputMedia) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: businessConnectionId != nil)
@@ -2741,7 +2741,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updateDialogFilter` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateDialogFilter(into buffer: Buffer, id: Int32, filter: Api.DialogFilter? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: filter != nil)
@@ -2766,7 +2766,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getOldFeaturedStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getOldFeaturedStickers(into buffer: Buffer, offset: Int32, limit: Int32, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 20)
         w1.uint32(0x7ed094a1)
@@ -2789,7 +2789,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.transcribeAudio` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func transcribeAudio(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
         buffer.appendUInt32(0x269e9a49)
         peer.serialize(buffer, true)
@@ -2809,7 +2809,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchCustomEmoji` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func searchCustomEmoji(into buffer: Buffer, emoticon: String, hash: Int64) {
         buffer.appendUInt32(0x2c11c0d7)
         buffer.appendTLString(emoticon)
@@ -2829,7 +2829,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editQuickReplyShortcut` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func editQuickReplyShortcut(into buffer: Buffer, shortcutId: Int32, shortcut: String) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x5c003cef)
@@ -2851,7 +2851,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.composeRichMessageWithAI` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func composeRichMessageWithAI(into buffer: Buffer, proofread: Bool = false, emojify: Bool = false, text: Api.InputRichMessage? = nil, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: proofread)
@@ -2883,7 +2883,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.saveBigFilePart` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveBigFilePart(into buffer: Buffer, fileId: Int64, filePart: Int32, fileTotalParts: Int32, bytes: [UInt8]) {
         var w1 = buffer.fieldWriter(reserving: 20)
         w1.uint32(0xde7b673d)
@@ -2907,7 +2907,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getAdminedPublicChannels` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAdminedPublicChannels(into buffer: Buffer, byLocation: Bool = false, checkLimit: Bool = false, forPersonal: Bool = false, forCommunityPeer: Bool = false) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: byLocation)
@@ -2933,7 +2933,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getBotInfo` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getBotInfo(into buffer: Buffer, bot: Api.InputUser? = nil, langCode: String) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: bot != nil)
@@ -2958,7 +2958,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftWithdrawalUrl` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarGiftWithdrawalUrl(into buffer: Buffer, stargift: Api.InputSavedStarGift, password: Api.InputCheckPasswordSRP) {
         buffer.appendUInt32(0xd06e93a8)
         stargift.serialize(buffer, true)
@@ -2978,7 +2978,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.joinGroupCallPresentation` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func joinGroupCallPresentation(into buffer: Buffer, call: Api.InputGroupCall, params: Api.DataJSON) {
         buffer.appendUInt32(0xcbea6bc4)
         call.serialize(buffer, true)
@@ -2998,7 +2998,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.togglePinnedToTop` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func togglePinnedToTop(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
         buffer.appendUInt32(0x0b297e9b)
         peer.serialize(buffer, true)
@@ -3018,7 +3018,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.join` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func join(into buffer: Buffer) {
         buffer.appendUInt32(0xa74ece2d)
     }
@@ -3036,7 +3036,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.updateTone` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func updateTone(into buffer: Buffer, tone: Api.InputAiComposeTone, displayAuthor: Bool? = nil, emojiId: Int64? = nil, title: String? = nil, prompt: String? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: displayAuthor != nil)

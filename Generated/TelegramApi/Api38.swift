@@ -2607,7 +2607,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.initTakeoutSession` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func initTakeoutSession(into buffer: Buffer, contacts: Bool = false, messageUsers: Bool = false, messageChats: Bool = false, messageMegagroups: Bool = false, messageChannels: Bool = false, fileMaxSize: Int64? = nil) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: contacts)
@@ -2638,7 +2638,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.blockFromReplies` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func blockFromReplies(into buffer: Buffer, deleteMessage: Bool = false, deleteHistory: Bool = false, reportSpam: Bool = false, msgId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: deleteMessage)
@@ -2664,7 +2664,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.search` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func search(into buffer: Buffer, peer: Api.InputPeer, q: String, fromId: Api.InputPeer? = nil, savedPeerId: Api.InputPeer? = nil, savedReaction: [Api.Reaction]? = nil, topMsgId: Int32? = nil, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: fromId != nil)
@@ -2711,7 +2711,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getUnreadMentions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getUnreadMentions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
@@ -2745,7 +2745,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.saveDefaultSendAs` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func saveDefaultSendAs(into buffer: Buffer, peer: Api.InputPeer, sendAs: Api.InputPeer) {
         buffer.appendUInt32(0xccfddf96)
         peer.serialize(buffer, true)
@@ -2765,7 +2765,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteQuickReplyShortcut` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteQuickReplyShortcut(into buffer: Buffer, shortcutId: Int32) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x3cc04740)
@@ -2786,7 +2786,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchStickers` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func searchStickers(into buffer: Buffer, emojis: Bool = false, q: String, emoticon: String, langCode: [String], offset: Int32, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: emojis)
@@ -2817,7 +2817,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.appendTodoList` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func appendTodoList(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, list: [Api.TodoItem]) {
         buffer.appendUInt32(0x21a61057)
         peer.serialize(buffer, true)
@@ -2838,7 +2838,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiGameInfo` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getEmojiGameInfo(into buffer: Buffer) {
         buffer.appendUInt32(0xfb7e8ca7)
     }
@@ -2856,7 +2856,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.setBotUpdatesStatus` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setBotUpdatesStatus(into buffer: Buffer, pendingUpdatesCount: Int32, message: String) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xec22cfcd)
@@ -2878,7 +2878,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getRecentMeUrls` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getRecentMeUrls(into buffer: Buffer, referer: String) {
         buffer.appendUInt32(0x3dc0f114)
         buffer.appendTLString(referer)
@@ -2897,7 +2897,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.toggleUserEmojiStatusPermission` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleUserEmojiStatusPermission(into buffer: Buffer, bot: Api.InputUser, enabled: Bool) {
         buffer.appendUInt32(0x06de6392)
         bot.serialize(buffer, true)
@@ -2917,7 +2917,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.transferStarGift` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func transferStarGift(into buffer: Buffer, stargift: Api.InputSavedStarGift, toId: Api.InputPeer) {
         buffer.appendUInt32(0x7f18176a)
         stargift.serialize(buffer, true)
@@ -2937,7 +2937,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getStoriesArchive` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStoriesArchive(into buffer: Buffer, peer: Api.InputPeer, offsetId: Int32, limit: Int32) {
         buffer.appendUInt32(0xb4352016)
         peer.serialize(buffer, true)

@@ -2048,7 +2048,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.importWebTokenAuthorization` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func importWebTokenAuthorization(into buffer: Buffer, apiId: Int32, apiHash: String, webAuthToken: String) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x2db873a9)
@@ -2071,7 +2071,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getContentSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getContentSettings(into buffer: Buffer) {
         buffer.appendUInt32(0x8b9b4dae)
     }
@@ -2089,7 +2089,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getSavedRingtones` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSavedRingtones(into buffer: Buffer, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xe1902288)
@@ -2110,7 +2110,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.toggleUsername` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func toggleUsername(into buffer: Buffer, username: String, active: Bool) {
         buffer.appendUInt32(0x58d6b376)
         buffer.appendTLString(username)
@@ -2130,7 +2130,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.resetSaved` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func resetSaved(into buffer: Buffer) {
         buffer.appendUInt32(0x879537f1)
     }
@@ -2148,7 +2148,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPeerSettings` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getPeerSettings(into buffer: Buffer, peer: Api.InputPeer) {
         buffer.appendUInt32(0xefd9a6a2)
         peer.serialize(buffer, true)
@@ -2167,7 +2167,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendEncryptedService` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendEncryptedService(into buffer: Buffer, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) {
         buffer.appendUInt32(0x32d439a4)
         peer.serialize(buffer, true)
@@ -2188,7 +2188,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.startBot` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func startBot(into buffer: Buffer, bot: Api.InputUser, peer: Api.InputPeer, randomId: Int64, startParam: String) {
         buffer.appendUInt32(0xe6df7378)
         bot.serialize(buffer, true)
@@ -2210,7 +2210,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getGameHighScores` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getGameHighScores(into buffer: Buffer, peer: Api.InputPeer, id: Int32, userId: Api.InputUser) {
         buffer.appendUInt32(0xe822649d)
         peer.serialize(buffer, true)
@@ -2231,7 +2231,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getEmojiKeywordsDifference` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getEmojiKeywordsDifference(into buffer: Buffer, langCode: String, fromVersion: Int32) {
         buffer.appendUInt32(0x1508b6af)
         buffer.appendTLString(langCode)
@@ -2251,7 +2251,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportReaction` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func reportReaction(into buffer: Buffer, peer: Api.InputPeer, id: Int32, reactionPeer: Api.InputPeer) {
         buffer.appendUInt32(0x3f64c076)
         peer.serialize(buffer, true)
@@ -2272,7 +2272,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getRecentReactions` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getRecentReactions(into buffer: Buffer, limit: Int32, hash: Int64) {
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0x39461db2)
@@ -2294,7 +2294,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDefaultHistoryTTL` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getDefaultHistoryTTL(into buffer: Buffer) {
         buffer.appendUInt32(0x658b7188)
     }
@@ -2312,7 +2312,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendBotRequestedPeer` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func sendBotRequestedPeer(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32? = nil, webappReqId: String? = nil, buttonId: Int32, requestedPeers: [Api.InputPeer]) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: msgId != nil)
@@ -2345,7 +2345,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getForumTopics` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getForumTopics(into buffer: Buffer, peer: Api.InputPeer, q: String? = nil, offsetDate: Int32, offsetId: Int32, offsetTopic: Int32, limit: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: q != nil)
@@ -2378,7 +2378,7 @@ extension Api.functions.help {
     }
 
     /// Writes `help.getSupportName` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getSupportName(into buffer: Buffer) {
         buffer.appendUInt32(0xd360e72c)
     }
@@ -2396,7 +2396,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.deleteHistory` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func deleteHistory(into buffer: Buffer, forEveryone: Bool = false, channel: Api.InputChannel, maxId: Int32) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: forEveryone)
@@ -2421,7 +2421,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setBotCommands` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setBotCommands(into buffer: Buffer, scope: Api.BotCommandScope, langCode: String, commands: [Api.BotCommand]) {
         buffer.appendUInt32(0x0517165a)
         scope.serialize(buffer, true)
@@ -2442,7 +2442,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setBotGroupDefaultAdminRights` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func setBotGroupDefaultAdminRights(into buffer: Buffer, adminRights: Api.ChatAdminRights) {
         buffer.appendUInt32(0x925ec9ea)
         adminRights.serialize(buffer, true)
@@ -2461,7 +2461,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.addPreviewMedia` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func addPreviewMedia(into buffer: Buffer, bot: Api.InputUser, langCode: String, media: Api.InputMedia) {
         buffer.appendUInt32(0x17aeb75a)
         bot.serialize(buffer, true)
@@ -2482,7 +2482,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarGiftAuctionAcquiredGifts` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getStarGiftAuctionAcquiredGifts(into buffer: Buffer, giftId: Int64) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x6ba2cbec)
@@ -2503,7 +2503,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupParticipants` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getGroupParticipants(into buffer: Buffer, call: Api.InputGroupCall, ids: [Api.InputPeer], sources: [Int32], offset: String, limit: Int32) {
         buffer.appendUInt32(0xc558d8ab)
         call.serialize(buffer, true)
@@ -2526,7 +2526,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getMessagePublicForwards` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getMessagePublicForwards(into buffer: Buffer, channel: Api.InputChannel, msgId: Int32, offset: String, limit: Int32) {
         buffer.appendUInt32(0x5f150144)
         channel.serialize(buffer, true)
@@ -2548,7 +2548,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getAlbums` boxed at the end of `buffer`.
-    @_optimize(none)
+    @inline(never)
     public static func getAlbums(into buffer: Buffer, peer: Api.InputPeer, hash: Int64) {
         buffer.appendUInt32(0x25b3eac7)
         peer.serialize(buffer, true)
