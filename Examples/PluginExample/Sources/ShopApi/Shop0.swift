@@ -8,7 +8,7 @@ extension Shop {
     /// TL type `Item`. Constructors:
     /// - `item#f391eb97 flags:# id:long title:string price:flags.0?int = Item;`
     /// - `itemGone#cf84c2ae id:long = Item;`
-    public enum Item: TLSchemaDescribed, TLParsable {
+    public enum Item: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `item#f391eb97 flags:# id:long title:string price:flags.0?int = Item;`
         case item(Cons_item)
         /// `itemGone#cf84c2ae id:long = Item;`

@@ -7,7 +7,7 @@ import TLRuntime
 extension Shop {
     /// TL type `Cart`. Constructors:
     /// - `cart#7f1223f6 items:Vector<Item> = Cart;`
-    public enum Cart: TLSchemaDescribed, TLParsable {
+    public enum Cart: TLSchemaDescribed, TLParsable, CustomStringConvertible {
         /// `cart#7f1223f6 items:Vector<Item> = Cart;`
         case cart(Cons_cart)
 
