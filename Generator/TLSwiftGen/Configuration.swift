@@ -35,9 +35,9 @@ public struct GeneratorConfiguration: Codable, Sendable, Equatable {
         /// Keep request writers out of their builders (`@inline(never)`), for a shorter release build of a schema
         /// with many requests; a request then costs one call more to build.
         public var outlineWriters: Bool?
-        /// Compile the code off the codec's path without optimization (`@_optimize(none)`): request builders (not
-        /// their writers) and the public payload initializers that compute flag words. A shorter release build;
-        /// building a request or a value by hand costs a little more.
+        /// Compile the code off the codec's path without optimization (`@_optimize(none)`): request builders that
+        /// are not generic (not their writers) and the public payload initializers that compute flag words. A
+        /// shorter release build; building a request or a value by hand costs a little more.
         public var unoptimizedColdCode: Bool?
 
         /// An entry; `files` is how many files the types are spread over (by a hash of their name).

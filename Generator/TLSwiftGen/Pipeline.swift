@@ -66,8 +66,8 @@ public enum GeneratorPipeline {
     ///   - layer: the configured layer, for a schema without a `// LAYER` line; a schema that has one must agree.
     ///   - specLinks: link each definition to its page on core.telegram.org (Telegram's API schema only).
     ///   - outlineWriters: keep request writers that are not generic out of their builders (`@inline(never)`).
-    ///   - unoptimizedColdCode: compile request builders and the public payload initializers that compute flag
-    ///     words without optimization (`@_optimize(none)`).
+    ///   - unoptimizedColdCode: compile non-generic request builders and the public payload initializers that
+    ///     compute flag words without optimization (`@_optimize(none)`).
     ///   - exceptions: constructor IDs accepted although the CRC rule does not reproduce them.
     public static func emit(schemaText: String, displayName: String, namespace: String, fileCount: Int,
                             embedSchema: Bool, layer: Int? = nil, specLinks: Bool = false,

@@ -33,9 +33,9 @@ public struct EmitOptions: Sendable {
     /// requests pays for in its release build (Benchmarks/BuildTime.md).
     public var outlineWriters: Bool
     /// Whether the code off the codec's path is compiled without optimization (`@_optimize(none)`): request
-    /// builders (not the writers they call) and the public payload initializers that compute flag words (decoding
-    /// calls the internal one). Values are read and written as fast; building a request or a value by hand costs a
-    /// little more, and the release build is shorter (Benchmarks/BuildTime.md).
+    /// builders that are not generic (not the writers they call) and the public payload initializers that compute
+    /// flag words (decoding calls the internal one). Values are read and written as fast; building a request or a
+    /// value by hand costs a little more, and the release build is shorter (Benchmarks/BuildTime.md).
     public var unoptimizedColdCode: Bool
 
     /// Options; `fileCount` is at least 1.
