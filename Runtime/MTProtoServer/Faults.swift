@@ -16,6 +16,10 @@ public struct FaultPlan: Sendable {
     public var reorderOutgoing: Double = 0
     /// Methods answered with this error instead of their handler (`FLOOD_WAIT_5`, `PHONE_MIGRATE_3`…).
     public var errors: [String: RPCError] = [:]
+    /// Like `errors`, but only a method's first arrival on each DC is answered with the error; later arrivals run
+    /// its handler (a `FLOOD_WAIT_1` that a client waits out and then gets through). Each DC of a cluster draws its
+    /// own.
+    public var errorsOnce: [String: RPCError] = [:]
     /// Probability that an outgoing encrypted frame is held back for `delaySeconds` before it is sent.
     public var delayOutgoing: Double = 0
     /// How long a delayed frame is held, seconds.
@@ -55,7 +59,7 @@ public struct FaultPlan: Sendable {
 
     /// Reads `mtserver --faults`: comma-separated items `drop=P`, `duplicate=P`, `reorder=P` (P in 0…1),
     /// `delay=P:SECONDS`, `error=METHOD:CODE:MESSAGE` (e.g. `error=help.getConfig:420:FLOOD_WAIT_5`),
-    /// `close=METHOD`, `close-once=METHOD`, `drop-encrypted=N` and `withhold-push=N`.
+    /// `error-once=METHOD:CODE:MESSAGE`, `close=METHOD`, `close-once=METHOD`, `drop-encrypted=N` and `withhold-push=N`.
     public init(parsing spec: String) throws(SpecError) {
         for item in spec.split(separator: ",").map({ String($0).trimmingCharacters(in: .whitespaces) })
         where !item.isEmpty {
@@ -72,12 +76,16 @@ public struct FaultPlan: Sendable {
                 case "duplicate": duplicateOutgoing = probability
                 default: reorderOutgoing = probability
                 }
-            case "error":
+            case "error", "error-once":
                 let fields = value.split(separator: ":", maxSplits: 2).map(String.init)
                 guard fields.count == 3, let code = Int32(fields[1]), !fields[2].isEmpty else {
-                    throw SpecError(item: item, reason: "expected error=METHOD:CODE:MESSAGE")
+                    throw SpecError(item: item, reason: "expected \(parts[0])=METHOD:CODE:MESSAGE")
                 }
-                errors[fields[0]] = RPCError(code: code, message: fields[2])
+                if parts[0] == "error" {
+                    errors[fields[0]] = RPCError(code: code, message: fields[2])
+                } else {
+                    errorsOnce[fields[0]] = RPCError(code: code, message: fields[2])
+                }
             case "delay":
                 let fields = value.split(separator: ":").map(String.init)
                 guard fields.count == 2, let probability = Double(fields[0]), (0...1).contains(probability),
@@ -100,8 +108,8 @@ public struct FaultPlan: Sendable {
                 }
                 withholdMessagePush = n
             default:
-                throw SpecError(item: item, reason: "unknown fault (drop, duplicate, reorder, delay, error, close, "
-                                    + "close-once, drop-encrypted, withhold-push)")
+                throw SpecError(item: item, reason: "unknown fault (drop, duplicate, reorder, delay, error, "
+                                    + "error-once, close, close-once, drop-encrypted, withhold-push)")
             }
         }
     }
@@ -123,14 +131,19 @@ final class FaultState: Sendable {
         return random.unitInterval() < probability
     }
 
-    /// True once for each method in `closeOnceOn` (its first arrival on this DC), and for every
-    /// arrival of a method in `closeOn`.
-    func closes(on method: String) -> Bool {
+    /// What the plan does to a request for `method`: the error it is answered with instead of its handler's result
+    /// (from `errors`, or from `errorsOnce`, which gives it up), and whether its arrival closes the connection (every
+    /// arrival for `closeOn`, the first for `closeOnceOn`).
+    func faults(for method: String) -> (error: RPCError?, closes: Bool) {
         plan.withLock { plan in
-            // Checked for emptiness first: these and `errors` hashed every request's method name (1.2–1.6 % of the
-            // test server's samples in a pipelined run).
-            if !plan.closeOn.isEmpty, plan.closeOn.contains(method) { return true }
-            return !plan.closeOnceOn.isEmpty && plan.closeOnceOn.remove(method) != nil
+            // Each checked for emptiness first: hashing every request's method name was 1.2–1.6 % of the test
+            // server's samples in a pipelined run.
+            var error: RPCError?
+            if !plan.errors.isEmpty { error = plan.errors[method] }
+            if error == nil, !plan.errorsOnce.isEmpty { error = plan.errorsOnce.removeValue(forKey: method) }
+            let closes = (!plan.closeOn.isEmpty && plan.closeOn.contains(method))
+                || (!plan.closeOnceOn.isEmpty && plan.closeOnceOn.remove(method) != nil)
+            return (error, closes)
         }
     }
 

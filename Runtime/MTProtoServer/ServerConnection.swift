@@ -502,7 +502,6 @@ public struct ServerConnection: Sendable {
         let key = frame.key, entry = frame.entry
         let authKeyID = key.authKeyID, sessionID = key.sessionID
         // Handlers run outside the registry's lock, so they may reach other sessions; answers go in after.
-        let faults = context.faults
         var answered = 0, ran = 0
         while answered < Self.answerBytesPerStep, ran < Self.requestsPerStep,
               let (messageID, body) = frame.requests.popFirst() {
@@ -512,14 +511,15 @@ public struct ServerConnection: Sendable {
                 context.answer($0, entry: entry, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
                                now: now)
             }
-            if !faults.errors.isEmpty, let error = faults.errors[method] { result = .failure(error) }
+            let faults = context.faultState.faults(for: method)
+            if let error = faults.error { result = .failure(error) }
             if method == "auth.bindTempAuthKey", case .success = result,
                let permanent = context.keys.authorizationKey(of: authKeyID, at: now) {
                 output.events.append(.temporaryKeyBound(temporaryKeyID: authKeyID, permanentKeyID: permanent))
             }
             // The connection dies mid-request: the call still ran and its answer waits in the session, which
             // sends it on the client's next connection (as Telegram keeps a session across connections).
-            if context.faultState.closes(on: method), frame.closeFault == nil { frame.closeFault = method }
+            if faults.closes, frame.closeFault == nil { frame.closeFault = method }
             var failure: RPCError?
             context.sessions.withExisting(key) { session in
                 switch result {

@@ -32,6 +32,21 @@ import Testing
         #expect(migrate.code == 303 && migrate.value == 3)
     }
 
+    @Test func aOneShotErrorAnswersOnlyTheFirstCall() throws {
+        var (pair, context, _) = try Self.connected(seed: 3)
+        context.faults.errorsOnce["help.getConfig"] = RPCError(code: 420, message: "FLOOD_WAIT_1")
+        guard case .failure(let error) = try pair.call(firstCall()) else {
+            Issue.record("the one-shot error was not sent")
+            return
+        }
+        #expect(error.kind == .floodWait(seconds: 1))
+        #expect(context.faults.errorsOnce.isEmpty)
+        guard case .success(.config) = try pair.call(firstCall()) else {
+            Issue.record("the call after the one-shot error was not answered")
+            return
+        }
+    }
+
     @Test func connectionClosesMidRequest() throws {
         var (pair, context, _) = try Self.connected(seed: 2)
         context.faults.closeOn = ["help.getConfig"]
@@ -135,14 +150,15 @@ import Testing
 
 @Suite struct FaultSpecTests {
     @Test func specIsRead() throws {
-        let plan = try FaultPlan(parsing: "drop=0.25, duplicate=1,reorder=0,error=help.getConfig:420:FLOOD_WAIT_5,close=updates.getState,delay=0.5:3,close-once=messages.getHistory")
+        let plan = try FaultPlan(parsing: "drop=0.25, duplicate=1,reorder=0,error=help.getConfig:420:FLOOD_WAIT_5,close=updates.getState,delay=0.5:3,close-once=messages.getHistory,error-once=help.getNearestDc:420:FLOOD_WAIT_1")
         #expect(plan.delayOutgoing == 0.5 && plan.delaySeconds == 3 && plan.closeOnceOn == ["messages.getHistory"])
         #expect(plan.dropOutgoing == 0.25 && plan.duplicateOutgoing == 1 && plan.reorderOutgoing == 0)
         #expect(plan.errors["help.getConfig"] == RPCError(code: 420, message: "FLOOD_WAIT_5"))
         #expect(plan.closeOn == ["updates.getState"])
+        #expect(plan.errorsOnce == ["help.getNearestDc": RPCError(code: 420, message: "FLOOD_WAIT_1")])
     }
 
-    @Test(arguments: ["drop=2", "drop", "error=help.getConfig:x:Y", "error=help.getConfig:400", "flood=1", "delay=0.5",
+    @Test(arguments: ["drop=2", "drop", "error=help.getConfig:x:Y", "error=help.getConfig:400", "error-once=help.getConfig", "flood=1", "delay=0.5",
                       "delay=2:1", "delay=0.5:-1"])
     func badSpecsAreRefused(spec: String) {
         #expect(throws: FaultPlan.SpecError.self) { try FaultPlan(parsing: spec) }
