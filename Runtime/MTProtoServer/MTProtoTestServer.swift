@@ -218,12 +218,14 @@ public final class MTProtoTestServer: Sendable {
         return true
     }
 
-    /// Pushes an update to every session that runs as an auth key (its own and its bound temporary key's);
-    /// returns how many there were.
+    /// Pushes an update to every session that runs as an auth key (its own and its bound temporary key's), or with
+    /// `subscribedOnly` to those subscribed to updates; returns how many there were.
     @discardableResult
-    public func push(_ update: [UInt8], toAuthKey authKeyID: UInt64, dc: Int32? = nil) -> Int {
+    public func push(_ update: [UInt8], toAuthKey authKeyID: UInt64, dc: Int32? = nil,
+                     subscribedOnly: Bool = false) -> Int {
         let target = dc.flatMap { contexts[$0] } ?? context
-        return target.sessionKeys(authorizedAs: authKeyID).filter { push(update, to: $0, dc: dc) }.count
+        return target.sessionKeys(authorizedAs: authKeyID, subscribedOnly: subscribedOnly)
+            .filter { push(update, to: $0, dc: dc) }.count
     }
 
     /// Connections open now.

@@ -98,6 +98,12 @@ public struct RPCHandlers: Sendable {
     /// Wrappers nested deeper than this are refused (each is a call holding a call).
     public var maxWrapperDepth = 8
 
+    /// Whether a call subscribes its session to updates: any but a file query (`upload.*`) or one wrapped in
+    /// `invokeWithoutUpdates` (core.telegram.org/method/invokeWithoutUpdates).
+    public static func subscribesToUpdates(method: String, wrappers: [String]) -> Bool {
+        !method.hasPrefix("upload.") && !wrappers.contains("invokeWithoutUpdates")
+    }
+
     /// Wrappers unwrapped before dispatch: their `query` field is the real call.
     public static let wrapperNames: Set<String> = [
         "invokeWithLayer", "initConnection", "invokeWithoutUpdates", "invokeAfterMsg", "invokeAfterMsgs",

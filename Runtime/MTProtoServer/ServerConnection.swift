@@ -502,7 +502,7 @@ public struct ServerConnection: Sendable {
         let key = frame.key, entry = frame.entry
         let authKeyID = key.authKeyID, sessionID = key.sessionID
         // Handlers run outside the registry's lock, so they may reach other sessions; answers go in after.
-        var answered = 0, ran = 0
+        var answered = 0, ran = 0, subscribes = false
         while answered < Self.answerBytesPerStep, ran < Self.requestsPerStep,
               let (messageID, body) = frame.requests.popFirst() {
             ran += 1
@@ -510,6 +510,9 @@ public struct ServerConnection: Sendable {
             var result = decoded.flatMap {
                 context.answer($0, entry: entry, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
                                now: now)
+            }
+            if !subscribes, case .success(let call) = decoded {
+                subscribes = RPCHandlers.subscribesToUpdates(method: method, wrappers: call.wrappers)
             }
             let faults = context.faultState.faults(for: method)
             if let error = faults.error { result = .failure(error) }
@@ -532,6 +535,7 @@ public struct ServerConnection: Sendable {
             if case .success(let bytes) = result { answered += bytes.count }
             output.events.append(.handled(method: method, key, error: failure))
         }
+        if subscribes { context.sessions.subscribe(key) }
         guard frame.requests.isEmpty else {
             running = frame
             return

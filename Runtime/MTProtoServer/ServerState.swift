@@ -188,6 +188,8 @@ public final class SessionRegistry: Sendable {
         var sessions: [SessionKey: (session: Session, used: UInt64)] = [:]
         var perKey: [UInt64: Int] = [:]
         var clock: UInt64 = 0
+        /// Sessions subscribed to updates (a subset of `sessions`' keys).
+        var subscribed: Set<SessionKey> = []
 
         mutating func evictOldest(where include: (SessionKey) -> Bool) {
             guard let oldest = sessions.filter({ include($0.key) }).min(by: { $0.value.used < $1.value.used })?.key
@@ -199,6 +201,7 @@ public final class SessionRegistry: Sendable {
         @discardableResult
         mutating func remove(_ key: SessionKey) -> Bool {
             guard sessions.removeValue(forKey: key) != nil else { return false }
+            subscribed.remove(key)
             let left = (perKey[key.authKeyID] ?? 1) - 1
             perKey[key.authKeyID] = left > 0 ? left : nil
             return true
@@ -257,10 +260,28 @@ public final class SessionRegistry: Sendable {
         }
     }
 
-    /// The sessions open on an auth key (a user's devices, once keys belong to users).
-    public func keys(authKeyID: UInt64) -> [SessionKey] {
-        state.withLock { $0.sessions.keys.filter { $0.authKeyID == authKeyID } }
+    /// The sessions open on an auth key (a user's devices, once keys belong to users); with `subscribedOnly`, those
+    /// subscribed to updates.
+    public func keys(authKeyID: UInt64, subscribedOnly: Bool = false) -> [SessionKey] {
+        state.withLock { state in
+            subscribedOnly ? state.subscribed.filter { $0.authKeyID == authKeyID }
+                           : state.sessions.keys.filter { $0.authKeyID == authKeyID }
+        }
     }
+
+    /// Subscribes an open session to updates: Telegram does so on its first query that is neither a file query nor
+    /// wrapped in `invokeWithoutUpdates` (core.telegram.org/method/invokeWithoutUpdates). False if it is not open.
+    @discardableResult
+    public func subscribe(_ key: SessionKey) -> Bool {
+        state.withLock { state in
+            guard state.sessions[key] != nil else { return false }
+            state.subscribed.insert(key)
+            return true
+        }
+    }
+
+    /// Whether the session is subscribed to updates.
+    public func isSubscribed(_ key: SessionKey) -> Bool { state.withLock { $0.subscribed.contains(key) } }
 
     /// How many sessions are kept now.
     public var count: Int { state.withLock { $0.sessions.count } }

@@ -70,11 +70,13 @@ extension ServerContext {
     /// boolTrue#997275b5, boxed.
     static let boolTrue: [UInt8] = [0xb5, 0x75, 0x72, 0x99]
 
-    /// The sessions whose requests run as `authKeyID`: its own, and those of the temporary key bound to it.
-    /// Updates for an account go to these.
-    public func sessionKeys(authorizedAs authKeyID: UInt64) -> [SessionKey] {
-        var found = sessions.keys(authKeyID: authKeyID)
-        if let temporary = keys.boundTemporaryKey(of: authKeyID) { found += sessions.keys(authKeyID: temporary) }
+    /// The sessions whose requests run as `authKeyID`: its own, and those of the temporary key bound to it; with
+    /// `subscribedOnly`, those subscribed to updates, which an account's updates go to.
+    public func sessionKeys(authorizedAs authKeyID: UInt64, subscribedOnly: Bool = false) -> [SessionKey] {
+        var found = sessions.keys(authKeyID: authKeyID, subscribedOnly: subscribedOnly)
+        if let temporary = keys.boundTemporaryKey(of: authKeyID) {
+            found += sessions.keys(authKeyID: temporary, subscribedOnly: subscribedOnly)
+        }
         return found
     }
 }

@@ -112,8 +112,10 @@ extension TestTelegramService {
             dateCreated: now, dateActive: now, ip: "127.0.0.1", country: "", region: "")))
     }
 
-    /// Sends `update` to every session of one key (a key that is not logged in has no account to push to).
+    /// Sends `update` to every session of one key subscribed to updates (a key that is not logged in has no
+    /// account to push to).
     func push(_ update: Api.Updates, toKey key: DCKey) {
-        server.withLock { $0.value }?.push(TestTelegram.serialized(update), toAuthKey: key.authKeyID, dc: key.dcID)
+        server.withLock { $0.value }?.push(TestTelegram.serialized(update), toAuthKey: key.authKeyID, dc: key.dcID,
+                                            subscribedOnly: true)
     }
 }

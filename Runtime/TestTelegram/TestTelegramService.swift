@@ -140,14 +140,14 @@ public final class TestTelegramService: Sendable {
     }
 
     /// Sends `update` to every session of `userID`'s logged-in keys (and of the temporary keys bound to them), on
-    /// every DC, except the calling session.
+    /// every DC, that is subscribed to updates, except the calling session.
     func push(_ update: Api.Updates, to userID: Int64, except call: RPCCall?) {
         guard let server = server.withLock({ $0.value }) else { return }
         let bytes = TestTelegram.serialized(update)
         let keys = state.withLock { $0.accounts[userID]?.keys ?? [] }
         for key in keys {
             guard let context = server.contexts[key.dcID] else { continue }
-            for session in context.sessionKeys(authorizedAs: key.authKeyID) {
+            for session in context.sessionKeys(authorizedAs: key.authKeyID, subscribedOnly: true) {
                 if let call, call.endpoint.dcID == key.dcID, (call.temporaryKeyID ?? call.authKeyID) == session.authKeyID,
                    call.sessionID == session.sessionID { continue }
                 server.push(bytes, to: session, dc: key.dcID)
