@@ -25,8 +25,9 @@ public final class MTProtoTestServer: Sendable {
         public var port: Int
         /// The MTProxy listener's port when `proxySecret` is set; 0 picks a free port.
         public var proxyPort: Int
-        /// The first DC's HTTP transport listener (`POST /api`, core.telegram.org/mtproto/transports#http) on
-        /// `host`: nil for none, 0 for a free port.
+        /// A listener for the first DC that serves only the HTTP transport (`POST /api`,
+        /// core.telegram.org/mtproto/transports#http) on `host`: nil for none, 0 for a free port. Every DC's own
+        /// port serves HTTP too, told from the TCP transports by the first bytes.
         public var httpPort: Int?
         /// The DCs to run, each on a port of its own (the first on `port`, the others on free ports). A single DC
         /// also accepts key exchanges naming any of Telegram's DC ids, as one server stands in for all.
@@ -139,14 +140,14 @@ public final class MTProtoTestServer: Sendable {
             var ports: [Int32: Int] = [:]
             for (dcID, context) in contexts {
                 let channel = try await bind(context: context, host: configuration.host, port: context.endpoint.port,
-                                             group: group, counter: counter, routes: routes,
+                                             group: group, counter: counter, routes: routes, serving: .dcPort,
                                              onEvent: configuration.onEvent)
                 channels.append(channel)
                 context.endpoint.port = channel.localAddress?.port ?? context.endpoint.port
                 ports[dcID] = context.endpoint.port
                 if let ipv6Host = configuration.ipv6Host {
                     channels.append(try await bind(context: context, host: ipv6Host, port: context.endpoint.port,
-                                                   group: group, counter: counter, routes: routes,
+                                                   group: group, counter: counter, routes: routes, serving: .dcPort,
                                                    onEvent: configuration.onEvent))
                     context.endpoint.ipv6Host = ipv6Host
                 }
@@ -158,7 +159,7 @@ public final class MTProtoTestServer: Sendable {
                 routing.set(Dictionary(contexts, uniquingKeysWith: { first, _ in first }))
                 let proxy = ServerContext(sharing: first, secret: secret, routing: routing)
                 let channel = try await bind(context: proxy, host: configuration.host, port: configuration.proxyPort,
-                                             group: group, counter: counter, routes: routes,
+                                             group: group, counter: counter, routes: routes, serving: .tcp,
                                              onEvent: configuration.onEvent)
                 channels.append(channel)
                 proxyContext = proxy
@@ -167,7 +168,7 @@ public final class MTProtoTestServer: Sendable {
             var httpPort: Int?
             if let port = configuration.httpPort, let first = contexts.first?.1 {
                 let channel = try await bind(context: first, host: configuration.host, port: port, group: group,
-                                             counter: counter, routes: routes, http: true,
+                                             counter: counter, routes: routes, serving: .http,
                                              onEvent: configuration.onEvent)
                 channels.append(channel)
                 httpPort = channel.localAddress?.port
@@ -237,8 +238,12 @@ public final class MTProtoTestServer: Sendable {
         try await group.shutdownGracefully()
     }
 
+    /// What a listener serves: a DC's port both HTTP and the TCP transports, told apart by the first bytes; the
+    /// MTProxy port the TCP ones; the extra HTTP port only HTTP.
+    private enum Transports { case dcPort, tcp, http }
+
     private static func bind(context: ServerContext, host: String, port: Int, group: MultiThreadedEventLoopGroup,
-                             counter: ConnectionCounter, routes: SessionRoutes, http: Bool = false,
+                             counter: ConnectionCounter, routes: SessionRoutes, serving: Transports,
                              onEvent: @escaping @Sendable (ConnectionReport) -> Void) async throws -> any Channel {
         try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
@@ -249,11 +254,16 @@ public final class MTProtoTestServer: Sendable {
                     // Clients reach the test server through relays (SOCKS5, HTTP CONNECT) that write with Nagle
                     // on; acknowledging at once keeps pipelined calls through them at the direct rate.
                     try channel.pipeline.syncOperations.addHandler(QuickAckHandler())
-                    if http {
+                    switch serving {
+                    case .dcPort:
+                        try channel.pipeline.syncOperations.addHandler(
+                            ServerConnectionHandler<DCPortConnection>(context: context, counter: counter,
+                                                                      routes: routes, onEvent: onEvent))
+                    case .http:
                         try channel.pipeline.syncOperations.addHandler(
                             ServerConnectionHandler<HTTPServerConnection>(context: context, counter: counter,
                                                                           routes: routes, onEvent: onEvent))
-                    } else {
+                    case .tcp:
                         try channel.pipeline.syncOperations.addHandler(
                             ServerConnectionHandler<ServerConnection>(context: context, counter: counter,
                                                                       routes: routes, onEvent: onEvent))
@@ -335,6 +345,8 @@ protocol ServerConnectionDriving: Sendable {
 }
 
 extension ServerConnection: ServerConnectionDriving {}
+
+extension DCPortConnection: ServerConnectionDriving {}
 
 extension HTTPServerConnection: ServerConnectionDriving {
     mutating func feed(_ bytes: [UInt8], now: Double) -> ServerConnectionOutput { receive(bytes, now: now) }

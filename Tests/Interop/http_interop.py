@@ -18,6 +18,10 @@ exchange, sign-in and everything after it travel as `POST /api` requests:
     which her Telethon receives;
   - a raw request checks the quirk Telethon depends on: Content-Length is the last field of our response head
     (Telethon reads lines until Content-Length and then takes the empty line as the next two bytes).
+Then two DCs: Carol (home DC 1) on Telethon's ConnectionHttp, pointed at DC 2's own port (every DC port of mtserver
+serves HTTP as well as the TCP transports, told apart by the first bytes, as Telegram's do), signs in: her login is
+answered PHONE_MIGRATE_1 and Telethon reconnects over HTTP to DC 1's port from `help.getConfig`, where `get_me`
+names her.
 Every await is bounded in time. Exit status 0 only if every check passed.
 
 Usage: http_interop.py --mtserver PATH [--mtcall PATH]
@@ -40,6 +44,7 @@ from telethon_scenario import sign_in
 
 ALICE = ("9996620001", "22222", "alice_test")
 BOB = ("9996620002", "22222", "bob_test")
+CAROL = ("9996610003", "11111", "carol_test")
 
 
 class LineFixedHttpPacketCodec(HttpPacketCodec):
@@ -175,6 +180,27 @@ async def scenario(ready, keyfile, workdir, log_path):
     print(f"ok   {status}; Content-Length is the last of {fields}", flush=True)
 
 
+async def migration_scenario(ready, keyfile, workdir, log_path):
+    ports = ready["ports"]
+    assert set(ports) == {"1", "2"}, f"two DCs expected: {ports}"
+    session = MemorySession()
+    session.set_dc(2, "127.0.0.1", ports["2"])
+    TelegramClient._config = None
+    carol = TelegramClient(session, api_id=1, api_hash="0" * 32, connection=LineFixedConnectionHttp, timeout=10,
+                           connection_retries=2, retry_delay=0.2, request_retries=3)
+    try:
+        await sign_in(carol, CAROL)
+        assert (carol.session.dc_id, carol.session.port) == (1, ports["1"]), \
+            f"Telethon is on DC {carol.session.dc_id} port {carol.session.port}, not DC 1's {ports['1']}"
+    finally:
+        await asyncio.wait_for(carol.disconnect(), 10)
+    with open(log_path) as handle:
+        log = handle.read()
+    assert "PHONE_MIGRATE_1" in log, "the server never moved Carol's login"
+    print(f"ok   Carol's login moved from DC 2's port {ports['2']} to DC 1's {ports['1']}, over HTTP on both",
+          flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mtserver", required=True)
@@ -183,7 +209,11 @@ def main():
     global MTCALL
     MTCALL = args.mtcall
     arguments = ["--user", f"{ALICE[0]}:Alice::{ALICE[2]}", "--user", f"{BOB[0]}:Bob::{BOB[2]}", "--timeout", "200"]
-    sys.exit(asyncio.run(run_against_mtserver("http_interop", args.mtserver, arguments, scenario, limit=180)))
+    status = asyncio.run(run_against_mtserver("http_interop", args.mtserver, arguments, scenario, limit=180))
+    two_dcs = ["--dcs", "2", "--user", f"{CAROL[0]}:Carol::{CAROL[2]}", "--timeout", "120"]
+    status |= asyncio.run(run_against_mtserver("http_interop (two DCs)", args.mtserver, two_dcs, migration_scenario,
+                                               limit=90))
+    sys.exit(status)
 
 
 if __name__ == "__main__":

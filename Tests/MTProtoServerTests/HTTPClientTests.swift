@@ -1,5 +1,5 @@
-// `TelegramClient` over the HTTP transport against the test Telegram's HTTP listener (one DC, so no migration leaves
-// it): sign-in, many calls in flight on one keep-alive connection, a message Bob sends reaching idle Alice through
+// `TelegramClient` over the HTTP transport against the test Telegram's HTTP listener: a login moved to another DC
+// over HTTP (every DC port serves it), sign-in, many calls in flight on one keep-alive connection, a message Bob sends reaching idle Alice through
 // her long poll (and not without one), and a hostile HTTP server that the client leaves with a typed error.
 import Foundation
 import MTProto
@@ -43,6 +43,34 @@ import Testing
             reconnect: .init(maxAttempts: 2, initialDelay: .milliseconds(20), maxDelay: .milliseconds(100)))
         configuration.httpTransport = http
         return TelegramClient(configuration: configuration)
+    }
+
+    /// Every DC's port serves HTTP too, as Telegram's do: a client that speaks only HTTP and knows only DC 2 signs
+    /// Bob in through PHONE_MIGRATE_1 on DC 1, at the address `help.getConfig` lists, and calls there.
+    @Test func aLoginMovedToAnotherDCFollowsOverHTTP() async throws {
+        let telegram = try await LocalTelegram.start(seed: 930)
+        #expect(telegram.server.httpPort == nil, "no HTTP-only listener: the DC ports serve HTTP")
+        var configuration = TelegramClient.Configuration(
+            app: .init(apiID: 1, apiHash: "test"),
+            dcs: [2: DCAddress(host: "127.0.0.1", port: telegram.server.ports[2] ?? 0)], homeDC: 2,
+            serverKeys: [try Fixture.rsaKey().publicKey], store: MemorySessionStore(), requestTimeout: .seconds(20),
+            reconnect: .init(maxAttempts: 2, initialDelay: .milliseconds(20), maxDelay: .milliseconds(100)))
+        configuration.httpTransport = HTTPTransportOptions(host: "")
+        let bob = TelegramClient(configuration: configuration)
+        guard case .user(let user) = try await LocalTelegram.signIn(bob, phone: "9996610002") else {
+            Issue.record("Bob was not signed in")
+            return
+        }
+        #expect(user.firstName == "Bob")
+        #expect(await bob.homeDC == 1)
+        let resolved = try await bob.invoke(Api.functions.contacts.resolveUsername(username: "alice_test"))
+        guard case .resolvedPeer(let peer) = resolved, case .user(let alice)? = peer.users.first else {
+            Issue.record("\(resolved)")
+            return
+        }
+        #expect(alice.username == "alice_test")
+        await bob.close()
+        try await telegram.server.shutdown()
     }
 
     /// Fifty calls at once over HTTP: each gets its own answer, all on one connection.

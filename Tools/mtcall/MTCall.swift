@@ -279,7 +279,7 @@ struct MTCall: AsyncParsableCommand {
             store: store, logger: logger, requestTimeout: .seconds(timeout),
             temporaryKeys: tempKeys.map { TemporaryKeyPolicy(lifetime: $0, renewBefore: min(3600, $0 / 4)) },
             followsUpdates: followsUpdates, connectionProxy: try connectionProxy())
-        // --transport http: the HTTP transport to --server (mtserver's http_port); the Host is set per DC.
+        // --transport http: the HTTP transport to --server (any of mtserver's DC ports); the Host is set per DC.
         if transport == "http" { configuration.httpTransport = HTTPTransportOptions(host: "") }
         let client = TelegramClient(configuration: configuration)
         return (client, store)

@@ -37,7 +37,7 @@ struct MTServer: AsyncParsableCommand {
     @Option(help: "TCP port of the MTProxy listener when --secret is given (0 picks a free one).")
     var proxyPort: Int = 0
 
-    @Option(help: "TCP port of the HTTP transport listener (POST /api; 0 picks a free one), printed as \"http_port\".")
+    @Option(help: "TCP port of a listener for the first DC that serves only the HTTP transport (POST /api; 0 picks a free one), printed as \"http_port\". Every DC's port serves HTTP too.")
     var httpPort: Int = 0
 
     @Option(name: .customLong("rsa-key"), help: "PEM file with the server's RSA private key.")

@@ -1,0 +1,57 @@
+// A DC port serves HTTP and the TCP transports on one port, told apart by the first bytes: each client's first
+// request, fed one byte at a time, is answered in its own transport, and the client reads the answer.
+import MTProto
+import MTProtoClient
+import MTProtoCrypto
+import MTProtoServer
+import MTProtoTransport
+import TelegramApi
+import TestTelegram
+import Testing
+
+@Suite struct DCPortConnectionTests {
+    static let transports: [(String, TransportConfiguration)] = [
+        ("HTTP", TransportConfiguration(kind: .intermediate, http: HTTPTransportOptions(host: "127.0.0.1:80"))),
+        ("abridged", TransportConfiguration(kind: .abridged)),
+        ("intermediate", TransportConfiguration(kind: .intermediate)),
+        ("padded", TransportConfiguration(kind: .paddedIntermediate)),
+        ("full", TransportConfiguration(kind: .full)),
+        ("obfuscated2", TransportConfiguration(kind: .intermediate, obfuscation: .obfuscated2, dcId: 2)),
+    ]
+
+    @Test(arguments: transports.indices)
+    func theFirstBytesChooseTheTransport(index: Int) throws {
+        let (name, transport) = Self.transports[index]
+        let context = try Fixture.context(seed: 70 + UInt64(index))
+        var client = try ClientConnection(
+            configuration: .init(transport: transport, serverKeys: [try Fixture.rsaKey().publicKey], dcID: 2),
+            random: SeededRandom(seed: 80 + UInt64(index)), now: Fixture.now)
+        let start = try client.start(now: Fixture.now)
+        var server = DCPortConnection(context: context, now: Fixture.now)
+        var answer: [UInt8] = []
+        for byte in start.bytes {
+            let output = server.feed([byte], now: Fixture.now)
+            answer += output.outbound
+            #expect(output.close == nil, "\(name): closed by \(String(describing: output.close))")
+            while let more = server.step(now: Fixture.now, readContinues: false) { answer += more.outbound }
+        }
+        answer += server.flush(now: Fixture.now).outbound
+        #expect(server.isHTTP == (name == "HTTP"), "\(name) was taken for \(String(describing: server.isHTTP))")
+        #expect(!answer.isEmpty, "\(name): no answer to the first request")
+        // The answer is resPQ in the client's transport: it reads it and sends req_DH_params.
+        let received = try client.receive(answer, now: Fixture.now)
+        #expect(!received.bytes.isEmpty, "\(name): the client did not go on with the exchange")
+    }
+
+    @Test func anHTTPMethodsPrefixWaitsAndAnythingElseIsTCP() throws {
+        let context = try Fixture.context(seed: 79)
+        var server = DCPortConnection(context: context, now: Fixture.now)
+        _ = server.feed(Array("POS".utf8), now: Fixture.now)
+        #expect(server.isHTTP == nil, "three bytes of POST decide nothing")
+        _ = server.feed(Array("T /api HTTP/1.1\r\n".utf8), now: Fixture.now)
+        #expect(server.isHTTP == true)
+        var other = DCPortConnection(context: context, now: Fixture.now)
+        _ = other.feed(Array("PU".utf8), now: Fixture.now)
+        #expect(other.isHTTP == false, "no HTTP method the server takes starts with PU")
+    }
+}
