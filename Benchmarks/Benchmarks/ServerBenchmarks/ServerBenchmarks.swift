@@ -55,7 +55,7 @@ struct MemoryPair {
         var results: [RequestID: [UInt8]] = [:]
         for event in try pump(try client.flush(now: now)) {
             switch event {
-                case .session(.result(let id, let bytes)): results[id] = bytes
+                case .session(.result(let id, let bytes)): results[id] = Array(bytes)
                 case .session(.rpcError(_, let error)): throw BenchmarkFailure(description: "\(error)")
                 default: break
             }
