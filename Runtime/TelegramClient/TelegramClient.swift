@@ -361,7 +361,8 @@ public actor TelegramClient {
         for attempt in 0...configuration.maxMigrations {
             do {
                 if attempt == 0, let migration { throw MTProtoClientError.rpc(migration) }
-                return try await client(for: dc).invokeInPlace(raw: body, timeout: timeout)
+                let sent = dc == homeDC ? body : Self.withoutUpdates(body)
+                return try await client(for: dc).invokeInPlace(raw: sent, timeout: timeout)
             } catch MTProtoClientError.rpc(let error) {
                 last = error
                 switch error.kind {
@@ -394,7 +395,15 @@ public actor TelegramClient {
         guard dc != homeDC else { return }
         let exported = try await client(for: homeDC).invoke(Api.functions.auth.exportAuthorization(dcId: dc))
         guard case .exportedAuthorization(let transfer) = exported else { return }
-        _ = try await client(for: dc).invoke(Api.functions.auth.importAuthorization(id: transfer.id, bytes: transfer.bytes))
+        _ = try await client(for: dc).invoke(Api.functions.invokeWithoutUpdates(
+            query: Api.functions.auth.importAuthorization(id: transfer.id, bytes: transfer.bytes)))
+    }
+
+    /// `body` inside `invokeWithoutUpdates`: calls on a DC other than the home one do not subscribe its session to
+    /// updates (core.telegram.org/method/invokeWithoutUpdates), which reach the client on its home DC's connection;
+    /// otherwise the server may push the same updates over both.
+    nonisolated static func withoutUpdates(_ body: [UInt8]) -> [UInt8] {
+        [0xb7, 0x59, 0x94, 0xbf] + body  // invokeWithoutUpdates#bf9459b7 query:!X
     }
 
     /// The connected main client of `dc`.

@@ -2,6 +2,7 @@
 // nor wrapped in `invokeWithoutUpdates` (core.telegram.org/method/invokeWithoutUpdates: "this is enabled by default
 // for file queries").
 import MTProto
+import MTProtoClient
 import MTProtoCrypto
 import MTProtoServer
 import TLRuntime
@@ -83,6 +84,44 @@ import Testing
         let subscribed = context.sessionKeys(authorizedAs: key, subscribedOnly: true)
         #expect(sessions.count >= 2, "the main session and at least one media connection's: \(sessions)")
         #expect(subscribed.count == 1, "only the main session is subscribed: \(subscribed) of \(sessions)")
+        try await pair.close()
+    }
+}
+
+@Suite struct ForeignDCUpdateTests {
+    /// Bob (home DC 1, his client told only DC 1's address) downloads a file that lives on DC 2: his client imports
+    /// his authorization there inside `invokeWithoutUpdates`, so none of his DC 2 sessions is subscribed and his
+    /// updates come over DC 1 alone. (A client that started on DC 2 and was moved by PHONE_MIGRATE_1 subscribed its
+    /// DC 2 session with `auth.sendCode` before it knew.)
+    @Test func aForeignDCsSessionsAreNotSubscribed() async throws {
+        let telegram = try await LocalTelegram.start(seed: 98, limits: FileTransferTests.bigLimits)
+        let alice = try telegram.client(followsUpdates: false)
+        let bob = TelegramClient(configuration: .init(
+            app: .init(apiID: 1, apiHash: "test"), dcs: [1: DCAddress(host: "127.0.0.1", port: telegram.server.ports[1] ?? 0)],
+            homeDC: 1, serverKeys: [try Fixture.rsaKey().publicKey], store: MemorySessionStore(),
+            requestTimeout: .seconds(30), followsUpdates: false))
+        _ = try await LocalTelegram.signIn(alice, phone: "9996620001")
+        guard case .user(let bobUser) = try await LocalTelegram.signIn(bob, phone: "9996610002") else {
+            throw HarnessFailure(description: "Bob did not sign in")
+        }
+        let pair = FileTransferTests.Pair(telegram: telegram, alice: alice, bob: bob, aliceID: 0,
+                                          bob_: try await alice.inputPeer(for: try await alice.resolve(username: "bob_test")))
+        let data = SeededRandom(seed: 8).bytes(1 << 20)
+        let (location, document) = try await pair.share(try await alice.upload(bytes: data, name: "f.bin"))
+        #expect(document.dcId == 2)
+        var received: [UInt8] = []
+        for try await chunk in bob.download(location) { received += chunk }
+        #expect(received == data)
+        let context = try #require(telegram.server.contexts[2])
+        let bobKeys = Set(context.sessions.allKeys.map(\.authKeyID).filter {
+            telegram.service.userID(authKeyID: $0, dcID: 2) == bobUser.id
+        })
+        #expect(bobKeys.count == 1, "Bob's authorization was imported on DC 2")
+        for key in bobKeys {
+            #expect(context.sessionKeys(authorizedAs: key).count >= 2, "the import's session and a media connection's")
+            #expect(context.sessionKeys(authorizedAs: key, subscribedOnly: true).isEmpty,
+                    "a session of Bob's on DC 2 is subscribed")
+        }
         try await pair.close()
     }
 }
