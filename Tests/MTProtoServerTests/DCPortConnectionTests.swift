@@ -54,4 +54,27 @@ import Testing
         _ = other.feed(Array("PU".utf8), now: Fixture.now)
         #expect(other.isHTTP == false, "no HTTP method the server takes starts with PU")
     }
+
+    /// Random bytes after each HTTP method's first bytes, and alone, in random pieces: the connection closes with a
+    /// typed error or reports at its end what it was still waiting for; nothing is stored either way.
+    @Test(arguments: 0..<30 as Range<UInt64>)
+    func randomBytesBehindEachPrefix(seed: UInt64) throws {
+        let context = try Fixture.context(seed: seed)
+        let random = SeededRandom(seed: 1000 + seed)
+        let prefixes = ["POST", "GET ", "HEAD", "OPTI", "PO", ""].map { Array($0.utf8) }
+        let bytes = prefixes[Int(seed) % prefixes.count] + random.bytes(Int(random.next() % 4096) + 1)
+        var server = DCPortConnection(context: context, now: Fixture.now)
+        var closed: ServerConnectionError?
+        var offset = 0
+        while offset < bytes.count, closed == nil {
+            let size = Int(random.next() % 300) + 1
+            closed = server.feed(Array(bytes[offset..<min(bytes.count, offset + size)]), now: Fixture.now).close
+            while closed == nil, let more = server.step(now: Fixture.now, readContinues: false) { closed = more.close }
+            offset += size
+        }
+        if seed % 6 < 4 { #expect(server.isHTTP == true, "a method's four bytes chose HTTP") }
+        let outcome = closed ?? server.finish()
+        #expect(outcome != nil, "seed \(seed): \(bytes.count) random bytes were taken for a request or a frame")
+        #expect(context.keys.count == 0 && context.sessions.count == 0)
+    }
 }
