@@ -55,6 +55,16 @@ import Testing
         #expect(other.isHTTP == false, "no HTTP method the server takes starts with PU")
     }
 
+    /// Two bytes that could start "POST", then nothing: the idle timeout closes the connection all the same.
+    @Test func aConnectionThatNeverDecidesTimesOut() throws {
+        let context = try Fixture.context(seed: 78)
+        var server = DCPortConnection(context: context, now: Fixture.now)
+        #expect(server.feed(Array("PO".utf8), now: Fixture.now).isEmpty)
+        let deadline = try #require(server.nextDeadline)
+        #expect(deadline <= Fixture.now + context.limits.idleTimeout)
+        #expect(server.tick(now: deadline).close != nil, "an undecided connection outlived its idle timeout")
+    }
+
     /// Random bytes after each HTTP method's first bytes, and alone, in random pieces: the connection closes with a
     /// typed error or reports at its end what it was still waiting for; nothing is stored either way.
     @Test(arguments: 0..<30 as Range<UInt64>)
