@@ -1,6 +1,7 @@
-// `TelegramClient` over the HTTP transport against the test Telegram's HTTP listener: a login moved to another DC
-// over HTTP (every DC port serves it), sign-in, many calls in flight on one keep-alive connection, a message Bob sends reaching idle Alice through
-// her long poll (and not without one), and a hostile HTTP server that the client leaves with a typed error.
+// `TelegramClient` over the HTTP transport against the test Telegram: a login moved to another DC over HTTP (every DC
+// port serves it), then on its HTTP listener sign-in, many calls in flight on one keep-alive connection, a message Bob
+// sends reaching idle Alice through her long poll (and not without one), and a hostile HTTP server that the client
+// leaves with a typed error.
 import Foundation
 import MTProto
 import MTProtoClient
@@ -35,8 +36,9 @@ import Testing
         return LocalTelegram(service: service, server: server)
     }
 
-    static func client(_ telegram: LocalTelegram, http: HTTPTransportOptions?) throws -> TelegramClient {
-        let port = http == nil ? telegram.server.port : telegram.server.httpPort ?? 0
+    /// A client of DC 2 at `port`: by default its TCP port, or with `http` the HTTP-only listener's.
+    static func client(_ telegram: LocalTelegram, http: HTTPTransportOptions?, port: Int? = nil) throws -> TelegramClient {
+        let port = port ?? (http == nil ? telegram.server.port : telegram.server.httpPort ?? 0)
         var configuration = TelegramClient.Configuration(
             app: .init(apiID: 1, apiHash: "test"), dcs: [2: DCAddress(host: "127.0.0.1", port: port)], homeDC: 2,
             serverKeys: [try Fixture.rsaKey().publicKey], store: MemorySessionStore(), requestTimeout: .seconds(20),
@@ -50,13 +52,7 @@ import Testing
     @Test func aLoginMovedToAnotherDCFollowsOverHTTP() async throws {
         let telegram = try await LocalTelegram.start(seed: 930)
         #expect(telegram.server.httpPort == nil, "no HTTP-only listener: the DC ports serve HTTP")
-        var configuration = TelegramClient.Configuration(
-            app: .init(apiID: 1, apiHash: "test"),
-            dcs: [2: DCAddress(host: "127.0.0.1", port: telegram.server.ports[2] ?? 0)], homeDC: 2,
-            serverKeys: [try Fixture.rsaKey().publicKey], store: MemorySessionStore(), requestTimeout: .seconds(20),
-            reconnect: .init(maxAttempts: 2, initialDelay: .milliseconds(20), maxDelay: .milliseconds(100)))
-        configuration.httpTransport = HTTPTransportOptions(host: "")
-        let bob = TelegramClient(configuration: configuration)
+        let bob = try Self.client(telegram, http: HTTPTransportOptions(host: ""), port: telegram.server.ports[2])
         guard case .user(let user) = try await LocalTelegram.signIn(bob, phone: "9996610002") else {
             Issue.record("Bob was not signed in")
             return

@@ -200,9 +200,15 @@ struct Pair {
 
 /// What every client sends first: the layer and the connection description around `help.getConfig`.
 func firstCall() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Config>) {
+    firstCall(Api.functions.help.getConfig())
+}
+
+/// `query` inside `invokeWithLayer(initConnection(…))`, as a client's first call on a connection.
+func firstCall<T>(_ query: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>))
+    -> (FunctionDescription, Buffer, DeserializeFunctionResponse<T>) {
     Api.functions.invokeWithLayer(
         layer: Api.layer,
         query: Api.functions.initConnection(
             apiId: 1, deviceModel: "test", systemVersion: "linux", appVersion: "1.0", systemLangCode: "en",
-            langPack: "", langCode: "en", query: Api.functions.help.getConfig()))
+            langPack: "", langCode: "en", query: query))
 }

@@ -40,19 +40,20 @@ struct LocalTelegram {
         return LocalTelegram(service: service, server: server)
     }
 
-    /// A client that knows only DC 2's address (DC 1's comes from help.getConfig when a migration needs it).
+    /// A client that knows only DC `dc`'s address, its home until a migration moves it (the other DC's address
+    /// comes from help.getConfig when a migration needs it).
     func client(store: (any SessionStore)? = MemorySessionStore(), transport: TransportKind = .intermediate,
                 obfuscation: TransportConfiguration.Obfuscation = .none,
                 session: SessionConfiguration = SessionConfiguration(), floodWaitThreshold: Int = 60,
                 temporaryKeys: TemporaryKeyPolicy? = nil, followsUpdates: Bool = true,
                 clock: @escaping @Sendable () -> Double = MTProtoClient.wallClock,
                 connectionProxy: ProxyConfiguration? = nil,
-                taskExecutor: EventLoopTaskExecutor? = nil) throws -> TelegramClient {
+                taskExecutor: EventLoopTaskExecutor? = nil, dc: Int32 = 2) throws -> TelegramClient {
         var proxy: DCAddress?
         if case .mtproxy = obfuscation { proxy = DCAddress(host: "127.0.0.1", port: server.proxyPort ?? 0) }
         return TelegramClient(configuration: .init(
-            app: .init(apiID: 1, apiHash: "test"), dcs: [2: DCAddress(host: "127.0.0.1", port: server.ports[2] ?? 0)],
-            homeDC: 2, serverKeys: [try Fixture.rsaKey().publicKey], transport: transport, obfuscation: obfuscation,
+            app: .init(apiID: 1, apiHash: "test"), dcs: [dc: DCAddress(host: "127.0.0.1", port: server.ports[dc] ?? 0)],
+            homeDC: dc, serverKeys: [try Fixture.rsaKey().publicKey], transport: transport, obfuscation: obfuscation,
             proxy: proxy, store: store,
             requestTimeout: .seconds(30), floodWaitThreshold: floodWaitThreshold,
             reconnect: .init(maxAttempts: 8, initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)), session: session,

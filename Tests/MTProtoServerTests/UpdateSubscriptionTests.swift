@@ -2,7 +2,6 @@
 // nor wrapped in `invokeWithoutUpdates` (core.telegram.org/method/invokeWithoutUpdates: "this is enabled by default
 // for file queries").
 import MTProto
-import MTProtoClient
 import MTProtoCrypto
 import MTProtoServer
 import TLRuntime
@@ -20,17 +19,10 @@ import Testing
         return (pair, context, SessionKey(authKeyID: key.authKey.idValue, sessionID: pair.session?.sessionID ?? 0))
     }
 
-    static func wrapped<T>(_ query: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>))
-        -> (FunctionDescription, Buffer, DeserializeFunctionResponse<T>) {
-        Api.functions.invokeWithLayer(layer: Api.layer, query: Api.functions.initConnection(
-            apiId: 1, deviceModel: "test", systemVersion: "linux", appVersion: "1.0", systemLangCode: "en",
-            langPack: "", langCode: "en", query: query))
-    }
-
     @Test func fileQueriesAndInvokeWithoutUpdatesDoNotSubscribeOtherQueriesDo() throws {
         var (pair, context, key) = try Self.handshaken(seed: 61)
         // Answered with an error here (no file), which does not matter: the query is what counts.
-        _ = try pair.call(Self.wrapped(Api.functions.upload.getFile(
+        _ = try pair.call(firstCall(Api.functions.upload.getFile(
             location: .inputDocumentFileLocation(.init(id: 1, accessHash: 2, fileReference: [], thumbSize: "")),
             offset: 0, limit: 4096)))
         #expect(context.sessions.keys(authKeyID: key.authKeyID) == [key], "the session exists")
@@ -75,9 +67,7 @@ import Testing
         for try await chunk in pair.alice.download(location) { received += chunk }
         #expect(received == data)
         let context = try #require(pair.telegram.server.contexts[2])
-        let aliceKeys = Set(context.sessions.allKeys.map(\.authKeyID).filter {
-            pair.telegram.service.userID(authKeyID: $0, dcID: 2) == pair.aliceID
-        })
+        let aliceKeys = pair.telegram.authKeys(of: pair.aliceID, on: 2)
         let key = try #require(aliceKeys.first)
         #expect(aliceKeys.count == 1, "one key for the main and the media connections")
         let sessions = context.sessionKeys(authorizedAs: key)
@@ -96,15 +86,11 @@ import Testing
     @Test func aForeignDCsSessionsAreNotSubscribed() async throws {
         let telegram = try await LocalTelegram.start(seed: 98, limits: FileTransferTests.bigLimits)
         let alice = try telegram.client(followsUpdates: false)
-        let bob = TelegramClient(configuration: .init(
-            app: .init(apiID: 1, apiHash: "test"), dcs: [1: DCAddress(host: "127.0.0.1", port: telegram.server.ports[1] ?? 0)],
-            homeDC: 1, serverKeys: [try Fixture.rsaKey().publicKey], store: MemorySessionStore(),
-            requestTimeout: .seconds(30), followsUpdates: false))
-        _ = try await LocalTelegram.signIn(alice, phone: "9996620001")
-        guard case .user(let bobUser) = try await LocalTelegram.signIn(bob, phone: "9996610002") else {
-            throw HarnessFailure(description: "Bob did not sign in")
-        }
-        let pair = FileTransferTests.Pair(telegram: telegram, alice: alice, bob: bob, aliceID: 0,
+        let bob = try telegram.client(followsUpdates: false, dc: 1)
+        guard case .user(let aliceUser) = try await LocalTelegram.signIn(alice, phone: "9996620001"),
+              case .user(let bobUser) = try await LocalTelegram.signIn(bob, phone: "9996610002")
+        else { throw HarnessFailure(description: "no users") }
+        let pair = FileTransferTests.Pair(telegram: telegram, alice: alice, bob: bob, aliceID: aliceUser.id,
                                           bob_: try await alice.inputPeer(for: try await alice.resolve(username: "bob_test")))
         let data = SeededRandom(seed: 8).bytes(1 << 20)
         let (location, document) = try await pair.share(try await alice.upload(bytes: data, name: "f.bin"))
@@ -113,9 +99,7 @@ import Testing
         for try await chunk in bob.download(location) { received += chunk }
         #expect(received == data)
         let context = try #require(telegram.server.contexts[2])
-        let bobKeys = Set(context.sessions.allKeys.map(\.authKeyID).filter {
-            telegram.service.userID(authKeyID: $0, dcID: 2) == bobUser.id
-        })
+        let bobKeys = telegram.authKeys(of: bobUser.id, on: 2)
         #expect(bobKeys.count == 1, "Bob's authorization was imported on DC 2")
         for key in bobKeys {
             #expect(context.sessionKeys(authorizedAs: key).count >= 2, "the import's session and a media connection's")
@@ -123,5 +107,13 @@ import Testing
                     "a session of Bob's on DC 2 is subscribed")
         }
         try await pair.close()
+    }
+}
+
+extension LocalTelegram {
+    /// The auth keys of DC `dc` that have open sessions and are logged in as `user`.
+    func authKeys(of user: Int64, on dc: Int32) -> Set<UInt64> {
+        guard let context = server.contexts[dc] else { return [] }
+        return Set(context.sessions.allKeys.map(\.authKeyID).filter { service.userID(authKeyID: $0, dcID: dc) == user })
     }
 }
