@@ -24,7 +24,7 @@ let client = TelegramClient(configuration: .init(
     dcs: [2: DCAddress(host: String(arguments[0][..<colon]), port: port)],
     serverKeys: [try RSAPublicKey(pem: String(contentsOfFile: arguments[1], encoding: .utf8))],
     store: MemorySessionStore()))
-try await client.signIn(botToken: arguments[2])
+_ = try await client.signIn(botToken: arguments[2])  // the bot's own user, not needed here
 print("ready")      // a line for whoever waits for the bot to listen
 
 var answered = 0
