@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 // The Telegram protocol toolchain: the TL schema compiler (`tlgen`), the runtime its output compiles against,
 // the generated API modules, and the MTProto 2.0 stack. Layout and dependency rules: ARCHITECTURE.md.
 import PackageDescription

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 // Benchmarks live in their own package so the main build and CI stay fast.
 // Run: cd Benchmarks && swift package benchmark            (all)
 //      cd Benchmarks && swift package benchmark --target CryptoBenchmarks

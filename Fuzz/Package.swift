@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 // libFuzzer targets, one executable per decoder, in their own package so the main build and CI never need the
 // fuzzer runtime. `Fuzz/run` builds and runs them; by hand (Linux, swift.org toolchain; gold fails to link
 // libFuzzer here, hence lld):

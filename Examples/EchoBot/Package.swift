@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 // A bot that answers every private message with the same text, following the account's typed events.
 // It uses swift-mtproto as any package would (here by path; elsewhere by URL).
 import PackageDescription

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 // A command-line tool that signs in, sends a message to a user by username, and prints the reply if one comes.
 // It uses swift-mtproto as any package would (here by path; elsewhere by URL).
 import PackageDescription

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 // A user's own package, Greeter, whose test suite starts the test Telegram in process and runs its code against it:
 // no network, no real accounts, a fresh server per test.
 import PackageDescription
