@@ -277,8 +277,13 @@ public struct PaddedIntermediateCodec: FrameCodec {
     private let padding: PaddingPolicy
     private let maximumPadding: Int
 
-    /// - Parameter maximumPadding: the most padding `encode` adds (clamped to 0–15). Some peers strip only
-    ///   `length % 4` bytes (Telethon 1.x), so a server talking to them pads at most 3.
+    /// - Parameters:
+    ///   - role: which end this codec serves.
+    ///   - maximumPayload: the largest frame `decode` accepts.
+    ///   - random: the source of the padding bytes.
+    ///   - padding: how much padding `encode` adds.
+    ///   - maximumPadding: the most padding `encode` adds (clamped to 0–15). Some peers strip only
+    ///     `length % 4` bytes (Telethon 1.x), so a server talking to them pads at most 3.
     public init(
         role: TransportRole, maximumPayload: Int = FrameLimits.defaultMaximumPayload,
         random: any RandomSource = SystemRandom(), padding: PaddingPolicy = .mtproto, maximumPadding: Int = 15

@@ -134,8 +134,10 @@ public struct ClientTransport: Sendable {
     private var http: HTTPClientCodec?
 
     /// - Parameters:
+    ///   - configuration: the framing and what wraps it.
     ///   - random: the source of the obfuscated2 header, padding and ClientHello.
     ///   - unixTime: the clock mixed into a fake-TLS ClientHello.
+    ///   - echChoice: which of the four ECH payload lengths (144 + 32 × choice bytes) a fake-TLS ClientHello carries.
     ///   - helloRandomness: recorded ClientHello randomness to replay instead of drawing it (tests).
     public init(
         configuration: TransportConfiguration, random: any RandomSource = SystemRandom(), unixTime: Int32,
@@ -346,6 +348,8 @@ public struct ServerTransport: Sendable {
     public private(set) var negotiated: NegotiatedTransport?
 
     /// - Parameters:
+    ///   - configuration: the framings, secrets and limits the server accepts.
+    ///   - random: the source of padding and of the fake-TLS ServerHello.
     ///   - unixTime: the server's clock, checked against a fake-TLS ClientHello.
     ///   - replayCache: where a listener's accepted ClientHello digests are kept; a hello seen before is refused.
     public init(configuration: ServerTransportConfiguration, random: any RandomSource = SystemRandom(), unixTime: Int64,

@@ -1,0 +1,5 @@
+import TelegramFormatting
+
+func sample() throws {
+    // sample
+}
