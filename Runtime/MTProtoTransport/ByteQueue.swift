@@ -8,13 +8,16 @@ public struct ByteQueue: Sendable {
     private var storage: [UInt8] = []
     private var head = 0
 
+    /// An empty queue.
     public init() {}
 
+    /// A queue holding `bytes`.
     public init(_ bytes: [UInt8]) { storage = bytes }
 
     /// How many bytes are waiting.
     public var count: Int { storage.count - head }
 
+    /// Whether no byte is waiting.
     public var isEmpty: Bool { count == 0 }
 
     /// Appends bytes at the back.

@@ -18,6 +18,7 @@ public struct ClientHelloRandomness: Sendable, Hashable {
     /// For each permutation, the part index placed at each position.
     public var permutations: [[Int]]
 
+    /// Recorded choices, as `generate` draws them.
     public init(
         grease: [UInt8], randomFields: [[UInt8]], x25519Keys: [[UInt8]], mlkemKeys: [[UInt8]], permutations: [[Int]]
     ) {
@@ -100,6 +101,7 @@ public struct ClientHelloRandomness: Sendable, Hashable {
 
 /// A built ClientHello: the whole TLS record, from `16 03 01` on.
 public struct FakeTLSClientHello: Sendable, Hashable {
+    /// The record's bytes, ready to send.
     public let bytes: [UInt8]
 
     /// Bytes 11..43, the client's digest; the ServerHello's HMAC covers it.
@@ -380,16 +382,21 @@ public enum FakeTLSHandshake {
 public struct TLSRecordWriter: Sendable {
     /// tdlib's record size for the client; the TLS plaintext limit (2^14) for the server.
     public static let clientRecordLimit = 2878
+    /// The TLS plaintext limit (2^14), the server's record size.
     public static let serverRecordLimit = 1 << 14
 
+    /// The most bytes one record carries (1 to 2^14).
     public let maximumRecordPayload: Int
     private var changeCipherSpecPending: Bool
 
+    /// A writer whose records carry at most `maximumRecordPayload` bytes (clamped to 1–2^14); with
+    /// `sendChangeCipherSpec`, the first ``wrap(_:)`` starts with a ChangeCipherSpec record (the client's side).
     public init(maximumRecordPayload: Int, sendChangeCipherSpec: Bool) {
         self.maximumRecordPayload = max(1, min(maximumRecordPayload, 1 << 14))
         changeCipherSpecPending = sendChangeCipherSpec
     }
 
+    /// `data` as application-data records, split at ``maximumRecordPayload``.
     public mutating func wrap(_ data: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(data.count + 6 + 5 * (data.count / maximumRecordPayload + 1))
@@ -419,8 +426,12 @@ public struct TLSRecordReader: Sendable {
     private var offset = 0
     private var sawApplicationData = false
 
+    /// A reader at the start of a stream.
     public init() {}
 
+    /// Takes received bytes and returns the application data of every record now complete; a partial record is
+    /// kept for the next call. Throws ``TransportError/fakeTLS(_:)`` for a wrong version, an oversized record or an
+    /// unexpected record type, naming its stream offset.
     public mutating func feed(_ bytes: [UInt8]) throws(TransportError) -> [UInt8] {
         buffer.append(bytes)
         var out: [UInt8] = []
@@ -451,6 +462,7 @@ public struct TLSRecordReader: Sendable {
         return out
     }
 
+    /// At the end of the stream: throws ``TransportError/truncated(context:buffered:)`` if a record was cut off.
     public func finish() throws(TransportError) {
         if !buffer.isEmpty { throw .truncated(context: "a TLS record", buffered: buffer.count) }
     }

@@ -9,6 +9,7 @@ public final class FakeTLSReplayCache: Sendable {
     public let capacity: Int
     private let state = Mutex<(seen: Set<[UInt8]>, order: [(digest: [UInt8], expires: Int64)], head: Int)>(([], [], 0))
 
+    /// A cache remembering up to `capacity` digests (at least 1).
     public init(capacity: Int = 65_536) { self.capacity = max(1, capacity) }
 
     /// Records `digest`, seen at `now`, kept until `expires`; false when it was already recorded (a replay).

@@ -21,6 +21,7 @@ public indirect enum HelloOp: Sendable, Hashable {
     case mlkem
     /// Reserve a 2-byte big-endian length, filled at the matching `end`.
     case begin
+    /// Close the innermost `begin`, writing its length.
     case end
     /// Build every part, then append them in random order.
     case permutation([[HelloOp]])
@@ -44,6 +45,7 @@ public enum FakeTLSTemplate: String, Sendable, Hashable, CaseIterable {
     /// The 517-byte layout from before ML-KEM.
     case legacy
 
+    /// The steps that build this layout.
     public var ops: [HelloOp] {
         switch self {
         case .current: Self.currentOps

@@ -7,7 +7,9 @@ import MTProtoCrypto
 /// A framing codec for one direction pair of one connection. After it throws, discard it: the stream position
 /// is lost.
 public protocol FrameCodec: Sendable {
+    /// The framing this codec speaks.
     var kind: TransportKind { get }
+    /// Which end of the connection it serves.
     var role: TransportRole { get }
 
     /// Frames `payload`. `quickAck` (client only) asks the server for a quick acknowledgment.
@@ -49,10 +51,14 @@ extension FrameCodec {
 /// 512 KiB file part) is not copied into a new array to put 4 bytes in front of it; the writer copies the pieces
 /// into its socket buffers once.
 public struct FramePieces: Sendable, Hashable {
+    /// The framing's bytes before the payload (length, tag).
     public var head: [UInt8]
+    /// The payload, as handed to the codec.
     public var payload: [UInt8]
+    /// The framing's bytes after the payload (padding, CRC32).
     public var tail: [UInt8]
 
+    /// A frame from its pieces.
     public init(head: [UInt8], payload: [UInt8] = [], tail: [UInt8] = []) {
         self.head = head
         self.payload = payload
@@ -127,12 +133,15 @@ func requireRole(_ role: TransportRole, _ expected: TransportRole, _ what: Strin
 /// length byte's top bit (`0x80 | n`, or `0xff` before a 3-byte length); "the server will send quick ACK tokens by
 /// bswapping them", so its reply's first byte has the top bit set.
 public struct AbridgedCodec: FrameCodec {
+    /// Which end of the connection it serves.
     public let role: TransportRole
+    /// Always ``TransportKind/abridged``.
     public var kind: TransportKind { .abridged }
     private let maximumPayload: Int
     private var buffer = ByteQueue()
     private var offset = 0
 
+    /// A codec for `role` that refuses frames declaring more than `maximumPayload` bytes.
     public init(role: TransportRole, maximumPayload: Int = FrameLimits.defaultMaximumPayload) {
         self.role = role
         self.maximumPayload = min(maximumPayload, 0xff_ffff * 4)
@@ -216,10 +225,13 @@ public struct AbridgedCodec: FrameCodec {
 /// client sets the length's most significant bit; the server answers with the 4-byte token, top bit set, in
 /// place of a length.
 public struct IntermediateCodec: FrameCodec {
+    /// Which end of the connection it serves.
     public let role: TransportRole
+    /// Always ``TransportKind/intermediate``.
     public var kind: TransportKind { .intermediate }
     private var reader: LengthPrefixedReader
 
+    /// A codec for `role` that refuses frames declaring more than `maximumPayload` bytes.
     public init(role: TransportRole, maximumPayload: Int = FrameLimits.defaultMaximumPayload) {
         self.role = role
         reader = LengthPrefixedReader(kind: .intermediate, role: role, maximumPayload: maximumPayload)
@@ -270,7 +282,9 @@ public enum PaddingPolicy: Sendable, Hashable {
 /// Padded intermediate: like intermediate, but "the total length includes padding": the payload is followed by
 /// 0–15 random bytes ("to use with obfuscation enabled to bypass ISP blocks").
 public struct PaddedIntermediateCodec: FrameCodec {
+    /// Which end of the connection it serves.
     public let role: TransportRole
+    /// Always ``TransportKind/paddedIntermediate``.
     public var kind: TransportKind { .paddedIntermediate }
     private var reader: LengthPrefixedReader
     private let random: any RandomSource
@@ -487,7 +501,9 @@ struct LengthPrefixedReader: Sendable {
 /// starting at 0 for each direction), payload, crc (4 bytes, CRC32 of length, seqno and payload)". There is no
 /// tag and no quick ack. A wrong sequence number or CRC ends the connection.
 public struct FullCodec: FrameCodec {
+    /// Which end of the connection it serves.
     public let role: TransportRole
+    /// Always ``TransportKind/full``.
     public var kind: TransportKind { .full }
     private let maximumPayload: Int
     private var buffer = ByteQueue()
@@ -578,10 +594,12 @@ public struct FullCodec: FrameCodec {
 
 /// IEEE CRC32 through zlib.
 public enum CRC32 {
+    /// The CRC32 of `bytes`.
     public static func checksum(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0) }
     }
 
+    /// The CRC32 of `bytes`.
     public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         update(0, bytes)
     }

@@ -20,8 +20,11 @@ public struct MTProxySecret: Sendable, Hashable, CustomStringConvertible {
 
     /// The 16-byte key mixed into the obfuscated2 keys and, for fake-TLS, the HMAC key.
     public let key: [UInt8]
+    /// What the prefix asks: plain, `dd` or `ee` with its domain.
     public let kind: Kind
 
+    /// A secret from its parts; throws ``TransportError/invalidSecret(_:)`` unless `key` is 16 bytes and a fake-TLS
+    /// domain is 1 to ``maximumDomainLength`` bytes of ASCII letters, digits, `-` and `.`.
     public init(key: [UInt8], kind: Kind) throws(TransportError) {
         guard key.count == 16 else { throw .invalidSecret("the key must be 16 bytes, got \(key.count)") }
         if case let .fakeTLS(domain) = kind { try Self.validate(domain: Array(domain.utf8)) }
@@ -104,6 +107,7 @@ public struct MTProxySecret: Sendable, Hashable, CustomStringConvertible {
     /// Lowercase hex of `bytes`.
     public var hexString: String { bytes.map(hexByte).joined() }
 
+    /// The kind and the domain, never the key.
     public var description: String {
         switch kind {
         case .plain: "MTProxySecret(plain)"

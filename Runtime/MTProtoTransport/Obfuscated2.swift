@@ -5,9 +5,13 @@ import MTProtoCrypto
 
 /// The AES-256-CTR keys of one obfuscated2 connection, from the client's point of view.
 public struct Obfuscated2Keys: Sendable, Hashable {
+    /// The 32-byte key of what the client sends.
     public var encryptKey: [UInt8]
+    /// The 16-byte counter start of what the client sends.
     public var encryptIV: [UInt8]
+    /// The 32-byte key of what the client receives.
     public var decryptKey: [UInt8]
+    /// The 16-byte counter start of what the client receives.
     public var decryptIV: [UInt8]
 
     /// "encrypt key = init[8..40], IV = init[40..56]; decrypt key and IV: the same from init[8..56] reversed";
@@ -117,6 +121,7 @@ public enum Obfuscated2 {
 
     /// What a server learns from a client's header.
     public struct Accepted: Sendable {
+        /// The framing named by the header's protocol tag.
         public let kind: TransportKind
         /// The DC id at bytes 60..62 (meaningful when the client set it, e.g. through an MTProxy).
         public let dcId: Int16

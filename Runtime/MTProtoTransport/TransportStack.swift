@@ -15,17 +15,22 @@ public struct TransportConfiguration: Sendable, Hashable {
         case mtproxy(MTProxySecret)
     }
 
+    /// The framing (an MTProxy `dd` or `ee` secret overrides it: ``effectiveKind``).
     public var kind: TransportKind
+    /// What wraps the framing.
     public var obfuscation: Obfuscation
     /// The DC id written into the obfuscated2 header (required through an MTProxy, which routes by it).
     public var dcId: Int16?
     /// The ClientHello layout for fake-TLS.
     public var fakeTLSTemplate: FakeTLSTemplate
+    /// The largest frame accepted from the server.
     public var maximumPayload: Int
+    /// How padded-intermediate frames are padded.
     public var padding: PaddingPolicy
     /// Set: the HTTP transport instead of a TCP framing (`kind` is then unused, and obfuscation must be `.none`).
     public var http: HTTPTransportOptions?
 
+    /// A client configuration; everything but the framing has a default (no obfuscation, direct).
     public init(
         kind: TransportKind, obfuscation: Obfuscation = .none, dcId: Int16? = nil,
         fakeTLSTemplate: FakeTLSTemplate = .current, maximumPayload: Int = FrameLimits.defaultMaximumPayload,
@@ -54,6 +59,7 @@ public struct TransportOutput: Sendable, Hashable {
     /// Bytes to write to the peer now (handshake replies, or frames held until the handshake finished).
     public var outbound: [UInt8]
 
+    /// An output from its parts.
     public init(events: [TransportEvent] = [], outbound: [UInt8] = []) {
         self.events = events
         self.outbound = outbound
@@ -123,6 +129,7 @@ struct TransportPipeline: Sendable {
 /// The client end of a connection: builds the opening bytes (tag, obfuscated2 header or ClientHello), frames
 /// payloads, and decodes what the server sends. After any error it stays failed.
 public struct ClientTransport: Sendable {
+    /// What this transport was made with.
     public let configuration: TransportConfiguration
     private var pipeline: TransportPipeline
     private var opening: [UInt8]?
@@ -299,11 +306,14 @@ public struct ServerTransportConfiguration: Sendable, Hashable {
     public var secret: MTProxySecret?
     /// How far (seconds) a fake-TLS client's clock may be from ours.
     public var allowedClockSkew: ClosedRange<Int64>
+    /// The largest frame accepted from a client.
     public var maximumPayload: Int
+    /// How padded-intermediate frames sent are padded.
     public var padding: PaddingPolicy
     /// The most padding (0–15) added to padded-intermediate frames sent; see `PaddedIntermediateCodec.init`.
     public var maximumPadding: Int
 
+    /// A server configuration; the defaults are a Telegram-like endpoint with no secret.
     public init(
         secret: MTProxySecret? = nil, allowedClockSkew: ClosedRange<Int64> = -600...600,
         maximumPayload: Int = FrameLimits.defaultMaximumPayload, padding: PaddingPolicy = .mtproto,
@@ -319,12 +329,16 @@ public struct ServerTransportConfiguration: Sendable, Hashable {
 
 /// What the server learnt about a client.
 public struct NegotiatedTransport: Sendable, Hashable {
+    /// The client's framing.
     public let kind: TransportKind
+    /// Whether the client sent an obfuscated2 header.
     public let obfuscated: Bool
+    /// Whether the client came in through fake-TLS.
     public let fakeTLS: Bool
     /// The DC id from an obfuscated2 header.
     public let dcId: Int16?
 
+    /// What a server learnt, from its parts.
     public init(kind: TransportKind, obfuscated: Bool, fakeTLS: Bool, dcId: Int16?) {
         self.kind = kind
         self.obfuscated = obfuscated
@@ -336,6 +350,7 @@ public struct NegotiatedTransport: Sendable, Hashable {
 /// The server end of a connection: recognises the client's protocol from its first bytes, then decodes frames
 /// and frames replies. After any error it stays failed.
 public struct ServerTransport: Sendable {
+    /// What this transport accepts.
     public let configuration: ServerTransportConfiguration
     private let random: any RandomSource
     private let unixTime: Int64
@@ -345,6 +360,7 @@ public struct ServerTransport: Sendable {
     private var helloDone = false
     private var tlsReader: TLSRecordReader?
     private var failure: TransportError?
+    /// What the client's first bytes said; nil until they arrived.
     public private(set) var negotiated: NegotiatedTransport?
 
     /// - Parameters:

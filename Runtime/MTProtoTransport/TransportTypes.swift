@@ -12,6 +12,7 @@ public enum TransportKind: String, Sendable, Hashable, CaseIterable, CustomStrin
     /// No tag; length, sequence number, payload, CRC32.
     case full
 
+    /// The case's name (`abridged`).
     public var description: String { rawValue }
 
     /// The 4-byte protocol tag carried inside an obfuscated2 header ("Transport obfuscation"). `nil` for full,
@@ -45,7 +46,9 @@ public enum TransportKind: String, Sendable, Hashable, CaseIterable, CustomStrin
 /// Which end of the connection a codec serves. The two directions differ: only a server sends quick-ack
 /// replies and error codes, only a client asks for quick acks.
 public enum TransportRole: Sendable, Hashable {
+    /// The end that connects and sends the protocol tag.
     case client
+    /// The end that accepts and learns the protocol from the first bytes.
     case server
 }
 
@@ -100,6 +103,7 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The HTTP transport refused a message (see `HTTPTransportError`).
     case http(HTTPTransportError)
 
+    /// What went wrong and where in the stream, in one line.
     public var description: String {
         switch self {
         case let .lengthOutOfRange(kind, length, minimum, maximum, offset):

@@ -1,15 +1,22 @@
 // JSON as tl-json needs it: object keys keep their order (schema order), and numbers keep their text, so a `long`
 // never passes through a Double and `-0.0` keeps its sign (Fixtures/corpus/README.md, "tl-json").
 
+/// A JSON value as tl-json needs it: numbers keep their text and objects their key order.
 public indirect enum JSONValue: Sendable, Equatable, CustomStringConvertible {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// The number as written.
     case number(String)
+    /// A string, unescaped.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object, its keys in the order written.
     case object([(String, JSONValue)])
 
+    /// Equal values: objects key by key in order; integers exactly, other numbers by their IEEE-754 bits.
     public static func == (a: JSONValue, b: JSONValue) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
@@ -31,6 +38,7 @@ public indirect enum JSONValue: Sendable, Equatable, CustomStringConvertible {
         return a.bitPattern == b.bitPattern
     }
 
+    /// An object's value for `key`; nil for a missing key or a value that is not an object.
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.0 == key }?.1
@@ -43,6 +51,7 @@ public indirect enum JSONValue: Sendable, Equatable, CustomStringConvertible {
         return out
     }
 
+    /// Appends the compact JSON text of this value to `out`.
     public func write(to out: inout String) {
         switch self {
         case .null: out += "null"
@@ -102,10 +111,13 @@ public indirect enum JSONValue: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// Text that is not JSON, or nests deeper than ``JSONParser/maxDepth``.
 public struct JSONSyntaxError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// What was wrong.
     public var message: String
     /// Byte offset into the UTF-8 text.
     public var offset: Int
+    /// The offset and the message, in one line.
     public var description: String { "invalid JSON at byte \(offset): \(message)" }
 }
 
@@ -114,8 +126,10 @@ public struct JSONParser {
     private let bytes: [UInt8]
     private var i = 0
     private var depth = 0
+    /// The deepest nesting of arrays and objects accepted.
     public static let maxDepth = 512
 
+    /// Parses one JSON value filling the whole of `text` (white space around it allowed).
     public static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
         var parser = JSONParser(bytes: Array(text.utf8))
         parser.skipWhitespace()

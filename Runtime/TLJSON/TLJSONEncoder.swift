@@ -4,13 +4,17 @@
 import TLRuntime
 import TLSchema
 
+/// tl-json that does not fit the schemas: an unknown constructor, a missing or mistyped field.
 public struct TLJSONError: Error, Sendable, CustomStringConvertible, Equatable {
     /// Where in the JSON value: `$.messages[3].media`.
     public var path: String
+    /// What was wrong.
     public var message: String
+    /// The path and the message, in one line.
     public var description: String { "\(path): \(message)" }
 }
 
+/// Writes tl-json values as TL bytes, checked against the schemas it was made with.
 public struct TLJSONEncoder: Sendable {
     /// Every schema's constructors and functions by name. Schemas may share a name for different combinators
     /// (`message` is a constructor of `Message` in api.tl and in mtproto.tl), so each name keeps all of them.
@@ -57,6 +61,7 @@ public struct TLJSONEncoder: Sendable {
         return buffer.bytes
     }
 
+    /// Parses `jsonText` and encodes it as ``encode(_:)`` does; a syntax error is a ``TLJSONError`` at `$`.
     public func encode(jsonText: String) throws(TLJSONError) -> [UInt8] {
         let value: JSONValue
         do {

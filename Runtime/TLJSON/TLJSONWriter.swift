@@ -3,6 +3,7 @@
 
 import TLRuntime
 
+/// Decoded TL values as tl-json.
 public enum TLJSONWriter {
     /// `{"_": "name", field: value, …}` in schema order.
     public static func json(_ object: any TypeConstructorDescription) -> JSONValue {
@@ -13,6 +14,7 @@ public enum TLJSONWriter {
         return .object(members)
     }
 
+    /// A value as its description holds it (a ``TypedDecoder``'s result, a request's parameters), as tl-json.
     public static func json(_ value: TLValue) -> JSONValue {
         switch value {
         case .int(let v): return .number(String(v))

@@ -6,7 +6,9 @@ import TLSchema
 
 /// What to read, from a TL type expression: `Vector<User>`, `vector<%Message>`, `long`, `messages.Messages`.
 public indirect enum ValueType: Equatable, Sendable {
+    /// A bare primitive.
     case int, long, double, string, bytes, int128, int256, bool
+    /// `Vector<T>` (boxed, with its constructor ID) or `vector<T>` (bare).
     case vector(ValueType, boxed: Bool)
     /// A boxed type: the ID is on the wire and must name one of its constructors.
     case boxed(String)
@@ -15,10 +17,14 @@ public indirect enum ValueType: Equatable, Sendable {
     /// MTProto's `Object`: any boxed value.
     case object
 
+    /// Type text that names no type the schemas have.
     public struct SyntaxError: Error, CustomStringConvertible, Equatable {
+        /// What was wrong, and where in the text.
         public var message: String
+        /// The message.
         public var description: String { message }
 
+        /// An error saying `message`.
         public init(message: String) { self.message = message }
     }
 
@@ -86,6 +92,7 @@ public indirect enum ValueType: Equatable, Sendable {
 public struct TypedDecoder: Sendable {
     let registry: TLRegistry
 
+    /// A decoder reading boxed values through `registry`.
     public init(registry: TLRegistry) { self.registry = registry }
 
     /// Exactly one value of `type` from `bytes`; trailing bytes are an error.
