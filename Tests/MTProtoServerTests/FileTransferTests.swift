@@ -15,6 +15,15 @@ import Synchronization
 import Testing
 
 @Suite struct FileTransferTests {
+    /// The document of the message `messages.sendMedia` answered with.
+    static func document(in sent: Api.Updates) throws -> Api.Document.Cons_document {
+        guard case .updates(let updates) = sent, case .updateNewMessage(let new)? = updates.updates.last,
+              case .message(let message) = new.message, case .messageMediaDocument(let media)? = message.media,
+              case .document(let document)? = media.document
+        else { throw HarnessFailure(description: "\(sent)") }
+        return document
+    }
+
     /// Limits that hold two 100 MB files.
     static var bigLimits: TestTelegramService.Limits {
         var limits = TestTelegramService.Limits()
@@ -54,12 +63,8 @@ import Testing
 
         /// Alice sends `file` to Bob as a document; its location and document.
         func share(_ file: Api.InputFile) async throws -> (Api.InputFileLocation, Api.Document.Cons_document) {
-            let sent = try await alice.invoke(Api.functions.messages.sendMedia(
-                peer: bob_, media: .uploadedDocument(file), message: "", randomId: Int64.random(in: 1...Int64.max)))
-            guard case .updates(let updates) = sent, case .updateNewMessage(let new)? = updates.updates.last,
-                  case .message(let message) = new.message, case .messageMediaDocument(let media)? = message.media,
-                  case .document(let document)? = media.document
-            else { throw HarnessFailure(description: "\(sent)") }
+            let document = try FileTransferTests.document(in: try await alice.invoke(Api.functions.messages.sendMedia(
+                peer: bob_, media: .uploadedDocument(file), message: "", randomId: Int64.random(in: 1...Int64.max))))
             return (.inputDocumentFileLocation(.init(id: document.id, accessHash: document.accessHash,
                                                      fileReference: document.fileReference, thumbSize: "")), document)
         }
@@ -195,6 +200,26 @@ import Testing
         #expect(Hash.sha256(received) == Hash.sha256(streamed))
         #expect(downloadProgress.reports.last == TransferProgress(bytesDone: Int64(streamed.count), totalBytes: document.size))
         try await pair.close()
+    }
+
+    /// A session reopened from its store uploads to the home DC the store kept (Bob's moved to DC 1 by
+    /// PHONE_MIGRATE_1), not to the DC its configuration starts on: the parts and the message that sends them meet
+    /// on one DC, where before they did not (FILE_PARTS_INVALID, or a 401 for the parts).
+    @Test func aReopenedSessionUploadsToTheHomeItsStoreKept() async throws {
+        let telegram = try await LocalTelegram.start(seed: 409)
+        let store = MemorySessionStore()
+        let first = try telegram.client(store: store)
+        _ = try await LocalTelegram.signIn(first, phone: "9996610002")
+        #expect(await first.homeDC == 1)
+        await first.close()
+
+        let reopened = try telegram.client(store: store)      // configured with DC 2 as home, as `first` was
+        let file = try await reopened.upload(bytes: SeededRandom(seed: 5).bytes(10_000), name: "a.bin")
+        let document = try Self.document(in: try await reopened.invoke(Api.functions.messages.sendMedia(
+            peer: .inputPeerSelf, media: .uploadedDocument(file), message: "", randomId: 409)))
+        #expect(document.dcId == 1 && document.size == 10_000)
+        await reopened.close()
+        try await telegram.server.shutdown()
     }
 
     @Test func anExpiredFileReferenceIsATypedError() async throws {

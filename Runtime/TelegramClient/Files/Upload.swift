@@ -96,6 +96,8 @@ extension TelegramClient {
         let totalParts = size.map { ($0 + Int64(partSize) - 1) / Int64(partSize) }
         if let totalParts, totalParts > Self.maxFileParts { throw FileTransferError.tooManyParts(totalParts) }
         let fileID = configuration.random.int64()
+        // The store's home DC, not the configuration's: a reopened session may have moved since (PHONE_MIGRATE).
+        try await load()
         let route = TransferRoute(dc: await homeDC)
         let progress = ProgressCounter(total: size, report: options.progress)
         var md5: [UInt8] = []
