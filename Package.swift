@@ -117,7 +117,7 @@ let package = Package(
                 path: "Runtime/TestTelegram", swiftSettings: swiftSettings),
         .executableTarget(
             name: "mtserver",
-            dependencies: ["TestTelegram", "MTProtoServer", "MTProto", "MTProtoCrypto", "MTProtoTransport", "COpenSSL",
+            dependencies: ["TestTelegram", "MTProtoServer", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "COpenSSL",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
             path: "Tools/mtserver", swiftSettings: swiftSettings),

@@ -9,6 +9,7 @@ import MTProto
 import MTProtoCrypto
 import MTProtoServer
 import MTProtoTransport
+import TLRuntime
 import TestTelegram
 
 @main
@@ -29,7 +30,8 @@ struct MTServer: AsyncParsableCommand {
               mtserver --generate-key --dcs 2 --user 9996620001:Alice::alice_test --user 9996610002:Bob::bob_test
               mtserver --rsa-key key.pem --port 4430 --timeout 60 --seed 7 \\
                 --faults drop=0.05,error=help.getConfig:420:FLOOD_WAIT_3
-            """)
+            """,
+        version: SwiftMTProto.version)
 
     @Option(help: "TCP port for direct connections (0 picks a free one).")
     var port: Int = 0

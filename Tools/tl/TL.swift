@@ -22,6 +22,7 @@ struct TL: ParsableCommand {
               echo 4ca5e8dd01000000000000000200000000000000 | tl decode
               echo '{"_": "inputPeerUser", "user_id": "1", "access_hash": "2"}' | tl encode
             """,
+        version: SwiftMTProto.version,
         subcommands: [Decode.self, Encode.self])
 }
 
