@@ -63,6 +63,22 @@ public struct PeerID: Hashable, Sendable, Comparable, CustomStringConvertible {
     public var description: String { "\(kind)#\(id)" }
 }
 
+extension PeerID: LosslessStringConvertible {
+    /// Reads a peer as people and tools write one: `user#ID` (what ``description`` prints), or `user:ID`, with `chat`
+    /// and `channel` for the other kinds. Nil for anything else, and for an id that is not a positive 64-bit number.
+    public init?(_ text: String) {
+        guard let separator = text.firstIndex(where: { $0 == "#" || $0 == ":" }),
+              let id = Int64(text[text.index(after: separator)...]), id > 0,
+              text[text.index(after: separator)...].utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        switch text[..<separator] {
+            case "user": self.init(.user, id)
+            case "chat": self.init(.chat, id)
+            case "channel": self.init(.channel, id)
+            default: return nil
+        }
+    }
+}
+
 /// Why a peer could not be named.
 public enum PeerCacheError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Neither a hash nor a message it was seen in is known for the peer: it must be seen in a result or update

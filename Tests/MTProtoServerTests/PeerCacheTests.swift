@@ -23,6 +23,18 @@ import Testing
                        date: 0, message: "m"))
     }
 
+    /// The forms a peer is written in read back: what `description` prints (`user#ID`), and `kind:ID`.
+    @Test func peerIDsReadTheFormsTheyAreWrittenIn() {
+        for peer in [PeerID.user(1_000_001), .chat(5), .channel(Int64.max)] {
+            #expect(PeerID(peer.description) == peer)
+            #expect(PeerID("\(peer.kind):\(peer.id)") == peer)
+        }
+        for text in ["user#", "user:-5", "user:0", "user:+5", "user:5x", "group:5", "user 5", "5", "", "#5", "channel:99999999999999999999",
+                     "user:٣"] {
+            #expect(PeerID(text) == nil, "\(text)")
+        }
+    }
+
     @Test func aMinUserNeverReplacesAFullHash() {
         var cache = PeerCache()
         cache.learn(Self.user(7, hash: 1111, username: "seven"))

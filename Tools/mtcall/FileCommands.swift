@@ -18,7 +18,7 @@ import TelegramClient
 
 /// The flags of `upload` and `download`.
 struct FileOptions: ParsableArguments {
-    @Option(help: "upload: send the file to this peer (@username or self) as a document.")
+    @Option(help: "upload: send the file to this PEER as a document (me, @username, user:ID, channel:ID, chat:ID).")
     var to: String?
 
     @Option(help: "download: the file to write.")
@@ -39,17 +39,18 @@ extension MTCall {
     func runUpload(logger: Logger) async throws {
         let path = params
         guard FileManager.default.fileExists(atPath: path) else { throw ValidationError("upload: no file at \(path)") }
+        let destination = try files.to.map { text throws(ValidationError) in try PeerReference(text) }
         try await withClient(logger: logger) { client in
             let progress = ProgressPrinter(verb: "uploaded")
             let started = ContinuousClock.now
             let file = try await client.upload(path: path, options: transferOptions(progress))
             let seconds = Self.seconds(since: started)
             progress.finish()
-            guard let to = files.to else {
+            guard let destination else {
                 print(TLJSONWriter.json(file).description)
                 return
             }
-            let peer = try await resolve(to, client: client)
+            let peer = try await destination.inputPeer(client)
             let sent = try await client.invoke(Api.functions.messages.sendMedia(
                 peer: peer, media: .uploadedDocument(file), message: "", randomId: Int64.random(in: 1...Int64.max)))
             guard let document = Self.document(in: sent) else {
@@ -110,31 +111,14 @@ extension MTCall {
         let (client, store) = try await makeClient(logger: logger, followsUpdates: false)
         var failure: (any Error)?
         do {
-            if let phone, let code { try await signIn(client, phone: phone, code: code) }
+            if let phone, let code { try await signIn(client, phone: phone, code: code, store: store) }
             try await body(client)
         } catch {
             failure = error
         }
         await client.close()
         try await store?.close()
-        switch failure {
-            case nil: return
-            case MTProtoClientError.rpc(let error)?:
-                FileHandle.standardError.write(Data("error: \(error.code) \(error.message)\n".utf8))
-            case let error?:
-                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-        }
-        throw ExitCode(1)
-    }
-
-    private func resolve(_ peer: String, client: TelegramClient) async throws -> Api.InputPeer {
-        if peer == "self" { return .inputPeerSelf }
-        let name = peer.hasPrefix("@") ? String(peer.dropFirst()) : peer
-        let resolved = try await client.invoke(Api.functions.contacts.resolveUsername(username: name))
-        guard case .resolvedPeer(let found) = resolved, case .peerUser(let user) = found.peer,
-              case .user(let info)? = found.users.first(where: { if case .user(let u) = $0 { u.id == user.userId } else { false } })
-        else { throw ValidationError("--to: \(peer) is not a user") }
-        return .inputPeerUser(.init(userId: info.id, accessHash: info.accessHash ?? 0))
+        if let failure { try fail(failure) }
     }
 
     static func document(in updates: Api.Updates) -> Api.Document.Cons_document? {

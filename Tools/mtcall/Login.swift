@@ -25,11 +25,11 @@ extension MTCall {
             switch method {
                 case "qr-login": outcome = .success(TLJSONWriter.json(try await qrLogin(client)).description)
                 case "password":
-                    if let phone, let code { try await signIn(client, phone: phone, code: code) }
+                    if let phone, let code { try await signIn(client, phone: phone, code: code, store: store) }
                     guard let newPassword else { throw ValidationError("METHOD password needs --new-password") }
                     try await client.setPassword(newPassword.isEmpty ? nil : newPassword, current: password, hint: hint)
                     outcome = .success("true")
-                default: outcome = .success(TLJSONWriter.json(try await signIn(client)).description)
+                default: outcome = .success(TLJSONWriter.json(try await signIn(client, store: store)).description)
             }
         } catch {
             outcome = .failure(error)
@@ -40,14 +40,14 @@ extension MTCall {
             case .success(let text):
                 print(text)
             case .failure(let error):
-                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-                throw ExitCode(1)
+                try fail(error)
         }
     }
 
-    private func signIn(_ client: TelegramClient) async throws -> Api.User {
+    private func signIn(_ client: TelegramClient, store: SQLiteSessionStore?) async throws -> Api.User {
         if let botToken { return try await client.signIn(botToken: botToken) }
         let phone = try self.phone ?? Terminal.ask("Phone number: ")
+        if let current = try await signedIn(client, as: phone, store: store) { return current }
         return try await client.signIn(phone: phone, prompts: Self.prompts(code: code, password: password))
     }
 

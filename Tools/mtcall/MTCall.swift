@@ -24,7 +24,10 @@ struct MTCall: AsyncParsableCommand {
         discussion: """
             METHOD is the schema's name (help.getConfig, messages.sendMessage); TL-JSON-PARAMS its arguments as a \
             JSON object in the tl-json format of Fixtures/corpus/README.md (longs as strings, bytes as hex, \
-            constructors as {"_": "name", ...}). Errors print `error: CODE MESSAGE` and exit 1; bad flags exit 64.
+            constructors as {"_": "name", ...}); --output text prints results for reading. A failure prints `error: …` \
+            (an rpc_error as `error: CODE MESSAGE`) and `hint: …` lines naming the next step, and exits 1; a usage \
+            error (a flag, a file a flag names, tl-json, a PEER, --phone for another account than --session's) exits \
+            64.
 
             Examples (against `mtserver --generate-key --dcs 2 --user 9996620001:Alice::alice_test`, whose ready \
             line gives the port and the public key, saved to key.pem):
@@ -35,7 +38,8 @@ struct MTCall: AsyncParsableCommand {
                 '{"peer": {"_": "inputPeerSelf"}, "message": "hello", "random_id": "42"}'
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite --temp-keys 3600 \\
                 users.getUsers '{"id": [{"_": "inputUserSelf"}]}'
-              mtcall --dc 2 --test help.getConfig          (Telegram's test DC 2 with its built-in key)
+              mtcall --dc 2 --test --api-id ID --api-hash HASH help.getConfig
+                  (Telegram's test DC 2 and its built-in key; ID and HASH are your app's, from my.telegram.org)
 
             With --temp-keys SECONDS (perfect forward secrecy, core.telegram.org/api/pfs) the permanent key is only \
             used to bind: each connection makes a temporary key living SECONDS, sends auth.bindTempAuthKey over \
@@ -61,10 +65,12 @@ struct MTCall: AsyncParsableCommand {
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite --timeout 10 updates
 
             METHODs `send PEER TEXT`, `history PEER [--limit N]`, `dialogs [--limit N]` and `events` use the session's \
-            peer cache (PEER: me, a username, or user:ID / channel:ID / chat:ID it knows): send a message (plain, or \
+            peer cache (PEER: me, @username, or user:ID / channel:ID / chat:ID it knows, also as user#ID, the way \
+            `events` prints peers; `upload --to` takes the same): send a message (plain, or \
             with --html or --markdown its formatting becomes message entities), print a \
             chat's messages newest first or the dialogs one tl-json line each, or print the typed events (new, \
-            edited and deleted messages, reads, status, typing, callback queries, participants) for --timeout seconds.
+            edited and deleted messages, reads, status, typing, callback queries, participants) for --timeout seconds \
+            (with --follow, until interrupted).
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite send bob_test 'hello'
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite send bob_test --html '<b>hi</b>'
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite history bob_test --limit 20
@@ -74,7 +80,8 @@ struct MTCall: AsyncParsableCommand {
             takes with --out PATH. Progress goes to standard error (a bar on a terminal).
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite upload movie.mp4 --to @alice_test
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite download "$LINE" --out copy.mp4
-            """)
+            """,
+        version: SwiftMTProto.version)
 
     @Option(help: "A server's address, HOST:PORT (a local mtserver); its DC is --dc. Other DCs come from help.getConfig.")
     var server: String?
@@ -107,8 +114,12 @@ struct MTCall: AsyncParsableCommand {
             help: "Run over temporary keys of this lifetime in seconds, bound to the permanent key (perfect forward secrecy).")
     var tempKeys: Int32?
 
-    @Option(help: "Sign in with this test number (99966XYYYY) before the call.")
+    @Option(help: "Sign in with this test number (99966XYYYY) before the call, unless --session is signed in to it already.")
     var phone: String?
+
+    @Flag(name: .customLong("switch-account"),
+          help: "With --phone: sign --session in to that number even when it is signed in to another account.")
+    var switchAccount = false
 
     @Option(help: "The login code for --phone (five X digits on test DCs).")
     var code: String?
@@ -140,7 +151,13 @@ struct MTCall: AsyncParsableCommand {
     @Flag(help: "Log what the client does on standard error.")
     var verbose = false
 
-    @Argument(help: "The method, e.g. help.getConfig; secret-chat for an interactive secret-chat session; updates to print the account's updates for --timeout seconds; upload FILE or download LOCATION (FileCommands.swift).")
+    @Option(help: "How results print: json (tl-json, one value a line, for scripts) or text (names, peers as user#ID, dates in UTC).")
+    var output: OutputFormat = .json
+
+    @Flag(help: "events, updates: print until interrupted instead of for --timeout seconds.")
+    var follow = false
+
+    @Argument(help: "The method, e.g. help.getConfig; secret-chat for an interactive secret-chat session; updates to print the account's updates for --timeout seconds; upload FILE or download LOCATION (see --help's discussion).")
     var method: String
 
     @OptionGroup(title: "Files (upload, download)")
@@ -226,7 +243,7 @@ struct MTCall: AsyncParsableCommand {
         let (client, store) = try await makeClient(logger: logger, followsUpdates: false)
         let outcome: Result<[UInt8], any Error>
         do {
-            if let phone, let code { try await signIn(client, phone: phone, code: code) }
+            if let phone, let code { try await signIn(client, phone: phone, code: code, store: store) }
             var last = try await client.invoke(raw: body)
             if `repeat` > 1 {
                 let started = ContinuousClock.now
@@ -244,13 +261,9 @@ struct MTCall: AsyncParsableCommand {
         switch outcome {
             case .success(let bytes):
                 let value = try TypedDecoder(registry: Api.registry).decode(resultType, bytes: bytes)
-                print(TLJSONWriter.json(value).description)
-            case .failure(MTProtoClientError.rpc(let error)):
-                FileHandle.standardError.write(Data("error: \(error.code) \(error.message)\n".utf8))
-                throw ExitCode(1)
+                Self.printLine(TLJSONWriter.json(value), output)
             case .failure(let error):
-                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-                throw ExitCode(1)
+                try fail(error)
         }
     }
 
@@ -259,7 +272,15 @@ struct MTCall: AsyncParsableCommand {
     func makeClient(logger: Logger, followsUpdates: Bool) async throws -> (TelegramClient, SQLiteSessionStore?) {
         let keys: [RSAPublicKey]
         if let rsaKey {
-            keys = [try RSAPublicKey(pem: String(contentsOfFile: rsaKey, encoding: .utf8))]
+            guard let pem = try? String(contentsOfFile: rsaKey, encoding: .utf8) else {
+                throw ValidationError("--rsa-key \(rsaKey): no such file, or not readable text (mtserver prints its "
+                                      + "public key in its ready line as \"public_key\")")
+            }
+            do {
+                keys = [try RSAPublicKey(pem: pem)]
+            } catch {
+                throw ValidationError("--rsa-key \(rsaKey): not an RSA public key in PEM: \(error)")
+            }
         } else {
             keys = [try test ? TelegramDCs.testKey() : TelegramDCs.productionKey()]
         }
@@ -293,10 +314,10 @@ struct MTCall: AsyncParsableCommand {
 
     /// `mtcall updates`: every `Updates` the client yields for --timeout seconds, one tl-json line each.
     func runUpdates(logger: Logger) async throws {
-        let seconds = timeout
+        let seconds = follow ? nil : timeout, output = output
         try await followingUpdates(logger: logger) { client, _ in
             try await client.connect()
-            try await Self.printLines(of: client.updates, for: seconds) { TLJSONWriter.json($0) }
+            try await Self.printLines(of: client.updates, for: seconds, output) { TLJSONWriter.json($0) }
         }
     }
 
@@ -308,17 +329,14 @@ struct MTCall: AsyncParsableCommand {
         let (client, store) = try await makeClient(logger: logger, followsUpdates: follows)
         var failure: (any Error)?
         do {
-            if let phone, let code { try await signIn(client, phone: phone, code: code) }
+            if let phone, let code { try await signIn(client, phone: phone, code: code, store: store) }
             try await body(client, store)
         } catch {
             failure = error
         }
         await client.close()
         try await store?.close()
-        if let failure {
-            FileHandle.standardError.write(Data("error: \(failure)\n".utf8))
-            throw ExitCode(1)
-        }
+        if let failure { try fail(failure) }
     }
 
     /// `count` calls with at most `window` in flight; returns the last answer. The calls run on the client's own
@@ -352,7 +370,38 @@ struct MTCall: AsyncParsableCommand {
         }
     }
 
-    func signIn(_ client: TelegramClient, phone: String, code: String) async throws {
+    /// Signs in as --phone. A --session that holds a key may be signed in already: to that number, nothing is done
+    /// (no code is spent); to another account, only with --switch-account, so a mistyped --session never silently
+    /// becomes someone else's.
+    func signIn(_ client: TelegramClient, phone: String, code: String, store: SQLiteSessionStore?) async throws {
+        if try await signedIn(client, as: phone, store: store) != nil { return }
         _ = try await client.signIn(phone: phone, prompts: Self.prompts(code: code, password: password))
+    }
+
+    /// The account --session is signed in to when that is `phone`'s; nil when it is signed in to none, or (with
+    /// --switch-account) to another. Throws a usage error for another account without --switch-account.
+    func signedIn(_ client: TelegramClient, as phone: String, store: SQLiteSessionStore?) async throws -> Api.User? {
+        // A store without a key is signed in to nothing: no call to find out.
+        guard let store, let session, try await !store.load().permanentKeys.isEmpty,
+              let current = try await Self.signedInUser(client) else { return nil }
+        let digits = { (text: String) in text.filter(\.isNumber) }
+        if digits(current.phone ?? "") == digits(phone) { return .user(current) }
+        guard switchAccount else {
+            throw ValidationError("--session \(session) is signed in as \(current.phone ?? "user:\(current.id)"), not "
+                                  + "\(phone): leave out --phone to use that account, give another --session, or add "
+                                  + "--switch-account to sign this one in as \(phone)")
+        }
+        return nil
+    }
+
+    /// The account the client's key is signed in to, or nil when it is signed in to none (a 401).
+    static func signedInUser(_ client: TelegramClient) async throws -> Api.User.Cons_user? {
+        do {
+            let users = try await client.invoke(Api.functions.users.getUsers(id: [.inputUserSelf]))
+            guard case .user(let user)? = users.first else { return nil }
+            return user
+        } catch MTProtoClientError.rpc(let error) where error.kind == .unauthorized {
+            return nil
+        }
     }
 }

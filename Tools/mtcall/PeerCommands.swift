@@ -1,6 +1,7 @@
 // `mtcall send PEER TEXT`, `history PEER`, `dialogs` and `events`: the SDK's peer cache, iterators and typed events
-// from the command line. PEER is `me`, a username (with or without "@"), or `user:ID`/`channel:ID`/`chat:ID` (or a
-// bare user id) that the session's peer cache knows. Items print as one tl-json line each.
+// from the command line. PEER, here and in `upload --to`, is `me`, a username (with or without "@"), or a peer the
+// session's cache knows: `user:ID`, `channel:ID`, `chat:ID`, the `user#ID` form `events` prints, or a bare user id.
+// Items print as one tl-json line each.
 import ArgumentParser
 import Foundation
 import Logging
@@ -12,21 +13,38 @@ import TelegramFormatting
 
 
 extension MTCall {
-    /// The peer a command-line PEER names.
-    static func peer(_ text: String, client: TelegramClient) async throws -> Api.InputPeer {
-        if text == "me" || text == "self" { return .inputPeerSelf }
-        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
-        let id: PeerID?
-        switch (parts.count, parts.first) {
-            case (2, "user"): id = Int64(parts[1]).map(PeerID.user)
-            case (2, "channel"): id = Int64(parts[1]).map(PeerID.channel)
-            case (2, "chat"): id = Int64(parts[1]).map(PeerID.chat)
-            case (1, _): id = Int64(text).map(PeerID.user)
-            default: throw ValidationError("PEER must be me, a username, user:ID, channel:ID or chat:ID")
+    /// What a command-line PEER names, before any call: checked up front, so a mistyped peer fails before an upload.
+    enum PeerReference: Equatable {
+        case me
+        case id(PeerID)
+        case username(String)
+
+        static let usage = "PEER must be me, @username, user:ID, channel:ID or chat:ID (user#ID as events print it)"
+
+        init(_ text: String) throws(ValidationError) {
+            if text == "me" || text == "self" {
+                self = .me
+            } else if let id = PeerID(text) {
+                self = .id(id)
+            } else if let id = Int64(text), id > 0 {
+                self = .id(.user(id))
+            } else {
+                // Telegram usernames: 4–32 of letters, digits and underscores (core.telegram.org/method/account.checkUsername).
+                let name = text.hasPrefix("@") ? text.dropFirst() : Substring(text)
+                guard (4...32).contains(name.count),
+                      name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
+                else { throw ValidationError("\(text): \(Self.usage)") }
+                self = .username(String(name))
+            }
         }
-        if let id { return try await client.inputPeer(for: id) }
-        let resolved = try await client.resolve(username: text)
-        return try await client.inputPeer(for: resolved)
+
+        func inputPeer(_ client: TelegramClient) async throws -> Api.InputPeer {
+            switch self {
+                case .me: return .inputPeerSelf
+                case .id(let id): return try await client.inputPeer(for: id)
+                case .username(let name): return try await client.inputPeer(for: client.resolve(username: name))
+            }
+        }
     }
 
     func runSend(logger: Logger) async throws {
@@ -34,23 +52,25 @@ extension MTCall {
             throw ValidationError("usage: mtcall send PEER TEXT [--html | --markdown]")
         }
         guard !(html && markdown) else { throw ValidationError("send: --html and --markdown exclude each other") }
+        let reference = try PeerReference(params)
         try await followingUpdates(logger: logger, follows: false) { client, _ in
-            let peer = try await Self.peer(params, client: client)
+            let peer = try await reference.inputPeer(client)
             let markup: Markup = html ? .html(text) : markdown ? .markdown(text) : .plain(text)
             // A mention by id goes as inputMessageEntityMentionName when the peer cache knows the user's hash.
             let sent = try await client.sendMessage(to: peer, formatted: markup, mentionedUser: { id in
                 try? await client.inputUser(for: .user(id))
             })
-            Self.printLine(TLJSONWriter.json(sent))
+            Self.printLine(TLJSONWriter.json(sent), output)
         }
     }
 
     func runHistory(logger: Logger) async throws {
         guard more.isEmpty else { throw ValidationError("usage: mtcall history PEER [--limit N]") }
+        let reference = try PeerReference(params)
         try await followingUpdates(logger: logger, follows: false) { client, _ in
-            let peer = try await Self.peer(params, client: client)
+            let peer = try await reference.inputPeer(client)
             for try await message in client.history(of: peer, options: PagingOptions(limit: limit)) {
-                Self.printLine(TLJSONWriter.json(message))
+                Self.printLine(TLJSONWriter.json(message), output)
             }
         }
     }
@@ -58,35 +78,37 @@ extension MTCall {
     func runDialogs(logger: Logger) async throws {
         try await followingUpdates(logger: logger, follows: false) { client, _ in
             for try await item in client.dialogs(options: PagingOptions(limit: limit)) {
-                Self.printLine(TLJSONWriter.json(item.dialog))
+                Self.printLine(TLJSONWriter.json(item.dialog), output)
             }
         }
     }
 
-    /// The typed events for --timeout seconds, one JSON line each: the kind, the peers by id, and the payload.
+    /// The typed events for --timeout seconds (or until interrupted, with --follow), one line each: the kind, the
+    /// peers as `user#ID` (a PEER `send` takes), and the payload.
     func runEvents(logger: Logger) async throws {
-        let seconds = timeout
+        let seconds = follow ? nil : timeout, output = output
         try await followingUpdates(logger: logger) { client, _ in
             try await client.connect()
-            try await Self.printLines(of: client.events, for: seconds) { Self.json($0) }
+            try await Self.printLines(of: client.events, for: seconds, output) { Self.json($0) }
         }
     }
 
-    /// Each element of `stream` as one JSON line, for `seconds`.
-    static func printLines<Element: Sendable>(of stream: AsyncStream<Element>, for seconds: Int,
+    /// Each element of `stream` as one line, for `seconds`, or for as long as the stream lasts when nil.
+    static func printLines<Element: Sendable>(of stream: AsyncStream<Element>, for seconds: Int?, _ output: OutputFormat,
                                               _ line: @escaping @Sendable (Element) -> JSONValue) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await element in stream { printLine(line(element)) }
+                for await element in stream { printLine(line(element), output) }
             }
-            group.addTask { try await Task.sleep(for: .seconds(seconds)) }
+            if let seconds { group.addTask { try await Task.sleep(for: .seconds(seconds)) } }
             _ = try await group.next()
             group.cancelAll()
         }
     }
 
-    static func printLine(_ value: JSONValue) {
-        FileHandle.standardOutput.write(Data((value.description + "\n").utf8))
+    static func printLine(_ value: JSONValue, _ output: OutputFormat) {
+        let text = output == .text ? TextOutput.line(value) : value.description
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
     static func json(_ event: UpdateEvent) -> JSONValue {

@@ -98,15 +98,16 @@ struct SecretChatSession {
         }
         switch command {
         case "request":
-            guard let name = args.first?.trimmingCharacters(in: CharacterSet(charactersIn: "@")) else {
-                throw SecretChatError.invalidState("request @USERNAME")
+            // The same PEER as everywhere in mtcall; a secret chat is with a user other than this account.
+            guard let text = args.first else { throw SecretChatError.invalidState("request PEER (@username or user:ID)") }
+            let peer: PeerID
+            switch try MTCall.PeerReference(text) {
+                case .id(let id): peer = id
+                case .username(let name): peer = try await client.resolve(username: name)
+                case .me: throw SecretChatError.invalidState("a secret chat needs another user than me")
             }
-            let resolved = try await client.invoke(Api.functions.contacts.resolveUsername(username: name))
-            guard case .resolvedPeer(let r) = resolved, case .user(let u)? = r.users.first, let hash = u.accessHash else {
-                throw SecretChatError.invalidState("@\(name) is not a user")
-            }
-            let id = try await manager.requestChat(with: .inputUser(.init(userId: u.id, accessHash: hash)),
-                                                   maxLayer: try layer(1))
+            guard peer.kind == .user else { throw SecretChatError.invalidState("\(text) is not a user") }
+            let id = try await manager.requestChat(with: try await client.inputUser(for: peer), maxLayer: try layer(1))
             output.emit(["event": "waiting", "chat": id])
         case "accept":
             try await manager.accept(chatID: try chat(0), maxLayer: try layer(1))
