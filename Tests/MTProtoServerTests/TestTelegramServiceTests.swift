@@ -2,6 +2,7 @@
 // answers parsed by its response parsers, as a client would see them: login with test numbers and migrations,
 // export/import across DCs, messages in both boxes with pts/seq that `updates.getDifference` agrees with, read
 // receipts, uploads with their checks, `upload.getFile`'s offset/limit rules, FILE_MIGRATE, and the bounds.
+import Foundation
 import MTProto
 import MTProtoCrypto
 import MTProtoServer
@@ -76,6 +77,19 @@ extension Api.User {
 }
 
 @Suite struct TestTelegramServiceTests {
+    /// The article on testing against a local Telegram names every method the service answers, so its table of what
+    /// is served cannot fall behind the handlers.
+    @Test func theArticleNamesEveryMethodServed() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let article = try String(contentsOf: root.appendingPathComponent(
+            "Runtime/TestTelegram/TestTelegram.docc/TestingAgainstALocalTelegram.md"), encoding: .utf8)
+        let served = ServiceHarness().handlers.handlers.keys
+        #expect(served.count > 60)
+        let missing = served.filter { !article.contains("`\($0)`") }.sorted()
+        #expect(missing.isEmpty, "TestingAgainstALocalTelegram.md does not name: \(missing.joined(separator: ", "))")
+    }
+
     @Test func loginWithTestNumbersMigratesToTheHomeDC() throws {
         let h = ServiceHarness()
         // Before login every account call is 401.
