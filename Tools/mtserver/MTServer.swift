@@ -99,9 +99,28 @@ struct MTServer: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "mtserver")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        let pem = try rsaKey.map { try String(contentsOfFile: $0, encoding: .utf8) } ?? RSAKeys.generatePEM()
-        let key = try RSAPrivateKey(pem: pem)
-        let proxySecret = try secret.map { try MTProxySecret(parsing: $0) }
+        // What the flags name is checked before anything listens: a bad one is a usage error (exit 64), in words.
+        let pem: String
+        if let rsaKey {
+            guard let text = try? String(contentsOfFile: rsaKey, encoding: .utf8) else {
+                throw ValidationError("--rsa-key \(rsaKey): no such file, or not readable text (or use --generate-key)")
+            }
+            pem = text
+        } else {
+            pem = try RSAKeys.generatePEM()
+        }
+        let key: RSAPrivateKey
+        do {
+            key = try RSAPrivateKey(pem: pem)
+        } catch {
+            throw ValidationError("--rsa-key \(rsaKey ?? ""): not an RSA private key in PEM: \(error)")
+        }
+        let proxySecret: MTProxySecret?
+        do {
+            proxySecret = try secret.map { text throws(TransportError) in try MTProxySecret(parsing: text) }
+        } catch {
+            throw ValidationError("--secret: \(error)")
+        }
         let random: any RandomSource = seed.map { SeededRandom(seed: $0) } ?? SystemRandom()
         var limits = TestTelegramService.Limits()
         if let fileLimitMB {
@@ -137,7 +156,11 @@ struct MTServer: AsyncParsableCommand {
             rsaKeys: [key], handlers: service.handlers(), port: port, proxyPort: proxyPort,
             dcIDs: dcs == 1 ? [dc] : Array(1...dcs),
             proxySecret: proxySecret, random: random, onEvent: { [logger] report in Self.log(report, to: logger) })
-        configuration.faults = try faults.map { try FaultPlan(parsing: $0) } ?? FaultPlan()
+        do {
+            configuration.faults = try faults.map { try FaultPlan(parsing: $0) } ?? FaultPlan()
+        } catch {
+            throw ValidationError("--faults: \(error)")
+        }
         configuration.faultSeed = seed ?? 0
         configuration.ipv6Host = ipv6 == "none" ? nil : ipv6
         configuration.httpPort = httpPort
