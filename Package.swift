@@ -43,6 +43,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // File I/O through one API on Linux and Darwin (FileDescriptor), for uploads and downloads.
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         // `swift package generate-documentation` for the DocC catalogs (Tests/run checks them).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -99,7 +101,8 @@ let package = Package(
         .target(name: "TelegramClient",
                 dependencies: ["MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi",
                                "SecretChats", "TelegramFormatting", .product(name: "Logging", package: "swift-log"),
-                               .product(name: "NIOPosix", package: "swift-nio")],
+                               .product(name: "NIOPosix", package: "swift-nio"),
+                               .product(name: "SystemPackage", package: "swift-system")],
                 path: "Runtime/TelegramClient", swiftSettings: swiftSettings),
         // Message text with its formatting: HTML and MarkdownV2 to text and `MessageEntity` values and back.
         .target(name: "TelegramFormatting", dependencies: ["TelegramApi", "TLRuntime"],
