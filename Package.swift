@@ -38,11 +38,21 @@ let package = Package(
         .library(name: "MTProtoServer", targets: ["MTProtoServer", "TestTelegram"]),
         .executable(name: "mtserver", targets: ["mtserver"]),
     ],
+    traits: [
+        .trait(name: "PortableCrypto",
+               description: "MTProtoCrypto computes on swift-crypto and BigInt instead of OpenSSL on Linux too "
+                   + "(Apple platforms always do)."),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // File I/O through one API on Linux and Darwin (FileDescriptor), for uploads and downloads.
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        // MTProtoCrypto's portable backend: digests, PBKDF2 and AES, and the numbers around its own Montgomery code.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"4.0.0"),
+        .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
         // `swift package generate-documentation` for the DocC catalogs (Tests/run checks them).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -70,10 +80,16 @@ let package = Package(
         .target(name: "CUTF8", path: "Runtime/CUTF8"),
         .target(name: "TLRuntime", dependencies: ["CZlib", "CUTF8"], path: "Runtime/TLRuntime",
                 swiftSettings: swiftSettings),
-        // AES-IGE on AES-NI, chosen at run time by CPUID; MTProtoCrypto falls back to OpenSSL without it.
+        // AES-IGE on AES-NI, chosen at run time by CPUID; MTProtoCrypto falls back to its backend's AES without it.
         .target(name: "CAESNI", path: "Runtime/CAESNI"),
-        .target(name: "MTProtoCrypto", dependencies: ["COpenSSL", "CAESNI"], path: "Runtime/MTProtoCrypto",
-                swiftSettings: swiftSettings),
+        // Two backends (Runtime/MTProtoCrypto/Backends): OpenSSL, linked on Linux only and the default there, and the
+        // portable one on swift-crypto and BigInt, the only one elsewhere and the default with `PortableCrypto`.
+        .target(name: "MTProtoCrypto",
+                dependencies: [.target(name: "COpenSSL", condition: .when(platforms: [.linux])), "CAESNI",
+                               .product(name: "Crypto", package: "swift-crypto"),
+                               .product(name: "_CryptoExtras", package: "swift-crypto"),
+                               .product(name: "BigInt", package: "BigInt")],
+                path: "Runtime/MTProtoCrypto", swiftSettings: swiftSettings),
         // Sans-IO transport codecs (framing, obfuscated2, MTProxy, fake-TLS): bytes in, frames and bytes out.
         .target(name: "MTProtoTransport", dependencies: ["MTProtoCrypto", "CZlib"], path: "Runtime/MTProtoTransport",
                 swiftSettings: swiftSettings),
@@ -99,7 +115,8 @@ let package = Package(
         .target(name: "TelegramClient",
                 dependencies: ["MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi",
                                "SecretChats", "TelegramFormatting", .product(name: "Logging", package: "swift-log"),
-                               .product(name: "NIOPosix", package: "swift-nio")],
+                               .product(name: "NIOPosix", package: "swift-nio"),
+                               .product(name: "SystemPackage", package: "swift-system")],
                 path: "Runtime/TelegramClient", swiftSettings: swiftSettings),
         // Message text with its formatting: HTML and MarkdownV2 to text and `MessageEntity` values and back.
         .target(name: "TelegramFormatting", dependencies: ["TelegramApi", "TLRuntime"],

@@ -2,18 +2,18 @@
 // "Defining AES Key and Initialization Vector"): c_i = E(p_i ⊕ c_{i−1}) ⊕ p_{i−1}. The 32-byte IV is
 // c_0 ‖ p_0 (the MTProto / OpenSSL order).
 //
-// Two implementations, picked per value (`Implementation`): where the CPU has AES-NI, the CAESNI target's loop
+// Implementations, picked per value (`Implementation`): where the CPU has AES-NI, the CAESNI target's loop
 // (AES instructions only, key schedule wiped after each call); elsewhere, and on request, the chaining composed
-// around OpenSSL's AES below. OpenSSL 3 has no IGE in EVP (AES_ige_encrypt is deprecated and uses the slow
-// non-AES-NI block code), and IGE decryption chains AES *decryptions*, which no EVP mode computes.
+// around a crypto backend's AES (Backends/). OpenSSL 3 has no IGE in EVP (AES_ige_encrypt is deprecated and uses
+// the slow non-AES-NI block code), swift-crypto has none at all, and IGE decryption chains AES *decryptions*, which
+// no CBC, CTR or EVP mode computes.
 //
-// OpenSSL encryption runs as one CBC pass. With y_i = c_i ⊕ p_{i−1} the IGE rule becomes
+// Encryption on a backend runs as one CBC pass. With y_i = c_i ⊕ p_{i−1} the IGE rule becomes
 //     y_i = E(p_i ⊕ c_{i−1}) = E((p_i ⊕ p_{i−2}) ⊕ y_{i−1}),
 // i.e. CBC over x_i = p_i ⊕ p_{i−2} with IV c_0 (taking p_{−1} = 0, so y_0 = c_0). So: pre-XOR, AES-CBC
 // (OpenSSL's AES-NI code), post-XOR c_i = y_i ⊕ p_{i−1}. OpenSSL decryption runs one ECB block call per block
 // on a reused context (about 0.7× CBC speed).
 import CAESNI
-import COpenSSL
 
 /// AES-256-IGE with a fixed key and 32-byte IV. Each call starts from the IV; there is no state between calls.
 public struct AES256IGE: Sendable {
@@ -21,12 +21,18 @@ public struct AES256IGE: Sendable {
     public enum Implementation: Sendable, Hashable, CaseIterable {
         /// Our AES-NI loop (CAESNI): x86 CPUs with AES-NI only.
         case aesni
-        /// The chaining composed around OpenSSL's EVP AES: runs everywhere.
+        #if canImport(COpenSSL)
+        /// The chaining composed around OpenSSL's EVP AES (the OpenSSL backend, Linux only).
         case openssl
+        #endif
+        /// The chaining composed around swift-crypto's AES (the portable backend): runs everywhere.
+        case portable
     }
 
-    /// The implementations this CPU and build can run, fastest first; the first is the default.
-    public static let available: [Implementation] = caesni_available() != 0 ? [.aesni, .openssl] : [.openssl]
+    /// The implementations this CPU and build can run: the CPU's loop where it has one, then the chaining of each
+    /// compiled backend (`CryptoBackend.compiled`), the current one first. The first is the default.
+    public static let available: [Implementation] = (caesni_available() != 0 ? [.aesni] : [])
+        + CryptoBackend.compiled.map(\.chaining)
 
     public let key: [UInt8]
     public let iv: [UInt8]
@@ -47,14 +53,14 @@ public struct AES256IGE: Sendable {
     }
 
     /// Also accepts 16- and 24-byte keys; only for pinning the chaining with OpenSSL's AES-128 IGE test vectors.
-    /// The AES-NI loop takes 16- and 32-byte keys, so a 24-byte key defaults to OpenSSL.
+    /// The AES-NI loop takes 16- and 32-byte keys, so a 24-byte key defaults to the current backend's chaining.
     init(anyKey key: [UInt8], iv: [UInt8], implementation: Implementation? = nil) throws(CryptoError) {
         guard [16, 24, 32].contains(key.count) else {
             throw .invalidKeyLength(what: "AES-IGE key", expected: 32, actual: key.count)
         }
         guard iv.count == 32 else { throw .invalidIVLength(what: "AES-IGE IV", expected: 32, actual: iv.count) }
         let aesniKey = key.count != 24
-        let chosen = implementation ?? (aesniKey ? Self.available[0] : .openssl)
+        let chosen = implementation ?? (aesniKey ? Self.available[0] : CryptoBackend.current.chaining)
         if chosen == .aesni {
             guard Self.available.contains(.aesni) else { throw .implementationUnavailable("AES-NI on this CPU") }
             guard aesniKey else { throw .implementationUnavailable("AES-NI IGE with a \(key.count)-byte key") }
@@ -101,7 +107,10 @@ public struct AES256IGE: Sendable {
         guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
         switch implementation {
         case .aesni: try runAESNI(caesni_ige_encrypt, from: UnsafeRawBufferPointer(buffer), to: buffer.baseAddress)
-        case .openssl: try openSSLEncrypt(buffer)
+        #if canImport(COpenSSL)
+        case .openssl: try OpenSSLBackend.igeEncrypt(key: key, iv: iv, buffer)
+        #endif
+        case .portable: try PortableBackend.igeEncrypt(key: key, iv: iv, buffer)
         }
     }
 
@@ -110,7 +119,10 @@ public struct AES256IGE: Sendable {
         guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
         switch implementation {
         case .aesni: try runAESNI(caesni_ige_decrypt, from: UnsafeRawBufferPointer(buffer), to: buffer.baseAddress)
-        case .openssl: try openSSLDecrypt(buffer)
+        #if canImport(COpenSSL)
+        case .openssl: try OpenSSLBackend.igeDecrypt(key: key, iv: iv, buffer)
+        #endif
+        case .portable: try PortableBackend.igeDecrypt(key: key, iv: iv, buffer)
         }
     }
 
@@ -230,67 +242,6 @@ public struct AES256IGE: Sendable {
         }
         guard status == 0 else { throw .implementationUnavailable("AES-NI refused \(source.count) bytes") }
     }
-
-    /// The OpenSSL path of `encrypt(_:)`; the length is already checked.
-    private func openSSLEncrypt(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
-        let ctx = try CipherContext(cipher: cbcCipher(keyLength: key.count), key: key,
-                                    iv: Array(iv[0..<16]), encrypt: true)
-        var pm2 = Block.zero                       // p_{i−2}; p_{−1} = 0 makes x_1 = p_1
-        var pm1 = Block(iv, offset: 16)            // p_{i−1}; p_0 from the IV
-        // Work in cache-sized pieces, keeping each piece's plaintext for the post-XOR; the CBC context carries
-        // the chaining value between pieces.
-        let pieceSize = 4096
-        try withUnsafeTemporaryAllocation(byteCount: pieceSize, alignment: 16) { (saved) throws(CryptoError) in
-            guard let savedBase = saved.baseAddress else { return }
-            var start = 0
-            while start < buffer.count {
-                let length = min(pieceSize, buffer.count - start)
-                let piece = base + start
-                let pieceStart = pm1
-                var a = pm2, b = pm1
-                var offset = 0
-                while offset < length {
-                    let p = Block(piece, offset: offset)
-                    p.store(to: savedBase, offset: offset)
-                    (p ^ a).store(to: piece, offset: offset)
-                    a = b
-                    b = p
-                    offset += 16
-                }
-                try ctx.update(piece, length: length)
-                var previous = pieceStart
-                offset = 0
-                while offset < length {
-                    (Block(piece, offset: offset) ^ previous).store(to: piece, offset: offset)
-                    previous = Block(savedBase, offset: offset)
-                    offset += 16
-                }
-                pm2 = a
-                pm1 = b
-                start += length
-            }
-        }
-    }
-
-    /// The OpenSSL path of `decrypt(_:)`; the length is already checked.
-    private func openSSLDecrypt(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
-        let ctx = try CipherContext(cipher: ecbCipher(keyLength: key.count), key: key, iv: nil, encrypt: false)
-        var cPrev = Block(iv, offset: 0)
-        var pPrev = Block(iv, offset: 16)
-        var offset = 0
-        while offset < buffer.count {
-            let c = Block(base, offset: offset)
-            (c ^ pPrev).store(to: base, offset: offset)
-            try ctx.update(base + offset, length: 16)
-            let p = Block(base, offset: offset) ^ cPrev
-            p.store(to: base, offset: offset)
-            pPrev = p
-            cPrev = c
-            offset += 16
-        }
-    }
 }
 
 /// One 16-byte block as two words, for the XOR passes.
@@ -328,53 +279,16 @@ struct Block {
     }
 }
 
-private func cbcCipher(keyLength: Int) -> OpaquePointer? {
-    switch keyLength {
-    case 16: EVP_aes_128_cbc()
-    case 24: EVP_aes_192_cbc()
-    default: EVP_aes_256_cbc()
-    }
-}
-
-private func ecbCipher(keyLength: Int) -> OpaquePointer? {
-    switch keyLength {
-    case 16: EVP_aes_128_ecb()
-    case 24: EVP_aes_192_ecb()
-    default: EVP_aes_256_ecb()
-    }
-}
-
-/// An EVP cipher context without padding, freed when released.
-final class CipherContext {
-    private let ctx: OpaquePointer
-
-    init(cipher: OpaquePointer?, key: [UInt8], iv: [UInt8]?, encrypt: Bool) throws(CryptoError) {
-        guard let ctx = EVP_CIPHER_CTX_new() else { throw openSSLFailure("EVP_CIPHER_CTX_new") }
-        let ok: Int32
-        if let iv {
-            ok = EVP_CipherInit_ex(ctx, cipher, nil, key, iv, encrypt ? 1 : 0)
-        } else {
-            ok = EVP_CipherInit_ex(ctx, cipher, nil, key, nil, encrypt ? 1 : 0)
-        }
-        guard ok == 1, EVP_CIPHER_CTX_set_padding(ctx, 0) == 1 else {
-            EVP_CIPHER_CTX_free(ctx)
-            throw openSSLFailure("EVP_CipherInit_ex")
-        }
-        self.ctx = ctx
-    }
-
-    deinit { EVP_CIPHER_CTX_free(ctx) }
-
-    /// Transforms `length` bytes (a multiple of the block size) in place.
-    func update(_ pointer: UnsafeMutableRawPointer, length: Int) throws(CryptoError) {
-        let bytes = pointer.assumingMemoryBound(to: UInt8.self)
-        var offset = 0
-        while offset < length {
-            let chunk = min(length - offset, 1 << 30)
-            var written: Int32 = 0
-            guard EVP_CipherUpdate(ctx, bytes + offset, &written, bytes + offset, Int32(chunk)) == 1,
-                  Int(written) == chunk else { throw openSSLFailure("EVP_CipherUpdate") }
-            offset += chunk
+extension CryptoBackend {
+    /// The IGE implementation composed around this backend's AES.
+    var chaining: AES256IGE.Implementation {
+        switch self {
+        #if canImport(COpenSSL)
+        case .openSSL: .openssl
+        #else
+        case .openSSL: .portable  // not compiled here: `compiled` never lists it
+        #endif
+        case .portable: .portable
         }
     }
 }

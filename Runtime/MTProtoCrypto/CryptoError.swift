@@ -14,6 +14,8 @@ public enum CryptoError: Error, Sendable, Equatable {
     case invalidLength(what: String, expected: String, actual: Int)
     /// OpenSSL reported a failure; `function` names the call, `detail` is OpenSSL's error string.
     case openSSL(function: String, detail: String)
+    /// swift-crypto (the portable backend) reported a failure; `function` names the call, `detail` its error.
+    case swiftCrypto(function: String, detail: String)
     /// An implementation this CPU or build cannot run, e.g. AES-NI requested on a CPU without it.
     case implementationUnavailable(String)
 

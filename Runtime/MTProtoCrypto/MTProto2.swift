@@ -3,7 +3,6 @@
 //   a = SHA256(msg_key ‖ substr(auth_key, x, 36)), b = SHA256(substr(auth_key, 40+x, 36) ‖ msg_key)
 //   aes_key = a[0..<8] ‖ b[8..<24] ‖ a[24..<32], aes_iv = b[0..<8] ‖ a[8..<24] ‖ b[24..<32]
 // with x = 0 for messages from the client and x = 8 for messages from the server.
-import COpenSSL
 
 /// Who sent a message; selects x in the MTProto KDFs.
 public enum MessageDirection: Sendable, Hashable {

@@ -1,7 +1,6 @@
 // RSA keys and the two encryption schemes of the auth-key exchange (core.telegram.org/mtproto/auth_key,
-// step 4). Telegram uses raw ("textbook") RSA on blocks it pads itself, so the RSA operation is OpenSSL's
-// modular exponentiation on the 256-byte block; keys are read with OpenSSL's PEM and DER decoders.
-import COpenSSL
+// step 4). Telegram uses raw ("textbook") RSA on blocks it pads itself, so the RSA operation is the backend's
+// modular exponentiation on the 256-byte block; keys are read by the backend's PEM and DER decoders.
 
 /// An RSA public key: a server key a client encrypts p_q_inner_data to.
 public struct RSAPublicKey: Sendable, Hashable {
@@ -23,8 +22,8 @@ public struct RSAPublicKey: Sendable, Hashable {
     /// From PEM: PKCS#1 (`BEGIN RSA PUBLIC KEY`, the form Telegram publishes) or SubjectPublicKeyInfo
     /// (`BEGIN PUBLIC KEY`).
     public init(pem: String) throws(CryptoError) {
-        let pkey = try PEMKey(pem: pem, wantPrivate: false)
-        try self.init(n: try pkey.parameter("n"), e: try pkey.parameter("e"))
+        let key = try Backend.rsaKey(pem: pem, wantPrivate: false)
+        try self.init(modulus: key.modulus, exponent: key.publicExponent)
     }
 
     init(n: BigNum, e: BigNum) throws(CryptoError) {
@@ -81,10 +80,9 @@ public struct RSAPrivateKey: Sendable {
 
     /// From a PEM private key (`BEGIN RSA PRIVATE KEY` or `BEGIN PRIVATE KEY`).
     public init(pem: String) throws(CryptoError) {
-        let pkey = try PEMKey(pem: pem, wantPrivate: true)
-        try self.init(modulus: try pkey.parameter("n").bigEndianBytes,
-                      publicExponent: try pkey.parameter("e").bigEndianBytes,
-                      privateExponent: try pkey.parameter("d").bigEndianBytes)
+        let key = try Backend.rsaKey(pem: pem, wantPrivate: true)
+        guard let d = key.privateExponent else { throw .invalidPEM("the PEM holds no private exponent") }
+        try self.init(modulus: key.modulus, publicExponent: key.publicExponent, privateExponent: d)
     }
 
     /// block^d mod n as 256 bytes (constant-time exponentiation).
@@ -115,56 +113,4 @@ func tlBytes(_ data: [UInt8]) -> [UInt8] {
     out += data
     out += [UInt8](repeating: 0, count: (4 - out.count % 4) % 4)
     return out
-}
-
-/// A key decoded from PEM by OpenSSL, for reading its numeric parameters.
-private final class PEMKey {
-    private let pkey: OpaquePointer
-
-    init(pem: String, wantPrivate: Bool) throws(CryptoError) {
-        ERR_clear_error()
-        let decoded: OpaquePointer? = Array(pem.utf8).withUnsafeBytes { raw -> OpaquePointer? in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            if wantPrivate {
-                return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
-            }
-            // Read the PEM block generically, then pick the DER decoder by its label.
-            var name: UnsafeMutablePointer<CChar>?
-            var header: UnsafeMutablePointer<CChar>?
-            var data: UnsafeMutablePointer<UInt8>?
-            var length = 0
-            guard PEM_read_bio(bio, &name, &header, &data, &length) == 1, let name, let data else { return nil }
-            defer {
-                CRYPTO_free(name, #fileID, #line)
-                CRYPTO_free(header, #fileID, #line)
-                CRYPTO_free(data, #fileID, #line)
-            }
-            var cursor: UnsafePointer<UInt8>? = UnsafePointer(data)
-            switch String(cString: name) {
-            case "RSA PUBLIC KEY": return d2i_PublicKey(EVP_PKEY_RSA, nil, &cursor, length)
-            case "PUBLIC KEY": return d2i_PUBKEY(nil, &cursor, length)
-            default: return nil
-            }
-        }
-        guard let decoded else { throw .invalidPEM("not an RSA \(wantPrivate ? "private" : "public") key PEM (\(openSSLErrorDetail()))") }
-        guard EVP_PKEY_get_base_id(decoded) == EVP_PKEY_RSA else {
-            EVP_PKEY_free(decoded)
-            throw .invalidPEM("the PEM holds a non-RSA key")
-        }
-        pkey = decoded
-    }
-
-    deinit { EVP_PKEY_free(pkey) }
-
-    func parameter(_ name: String) throws(CryptoError) -> BigNum {
-        var bn: OpaquePointer?
-        guard EVP_PKEY_get_bn_param(pkey, name, &bn) == 1, let bn else {
-            throw .invalidPEM("key has no parameter \(name)")
-        }
-        defer { BN_clear_free(bn) }
-        let out = try BigNum()
-        guard BN_copy(out.raw, bn) != nil else { throw openSSLFailure("BN_copy") }
-        return out
-    }
 }

@@ -9,7 +9,6 @@
 // Every number on the wire and inside a hash is 256 big-endian bytes. The checks the spec asks of the client (p a
 // safe 2048-bit prime, g valid for it, g_b in range, u ≠ 0) are all made by `SRPChallenge.init` and
 // `SRPChallenge.proof` before a value derived from the password is returned.
-import COpenSSL
 
 /// The server's SRP group and salts (`passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow`), with `p`
 /// proven a 2048-bit safe prime and `g` a valid generator for it (the auth-key exchange's DH checks).
@@ -156,24 +155,12 @@ public enum SRP {
     /// SH(data, salt) = H(salt | data | salt).
     static func saltedHash(_ data: [UInt8], _ salt: [UInt8]) -> [UInt8] { Hash.sha256(salt, data, salt) }
 
-    /// PBKDF2-HMAC-SHA512 with a 64-byte output (OpenSSL's `PKCS5_PBKDF2_HMAC`).
+    /// PBKDF2-HMAC-SHA512 with a 64-byte output.
     public static func pbkdf2SHA512(_ password: [UInt8], salt: [UInt8], iterations: Int) throws(CryptoError) -> [UInt8] {
         guard iterations > 0, iterations <= Int(Int32.max) else {
             throw .invalidLength(what: "PBKDF2 iterations", expected: "1...\(Int32.max)", actual: iterations)
         }
-        var out = [UInt8](repeating: 0, count: 64)
-        let ok = password.withUnsafeBufferPointer { pw in
-            salt.withUnsafeBufferPointer { s in
-                out.withUnsafeMutableBufferPointer { o in
-                    pw.withMemoryRebound(to: CChar.self) { pwc in
-                        PKCS5_PBKDF2_HMAC(pwc.baseAddress, Int32(pw.count), s.baseAddress, Int32(s.count),
-                                          Int32(iterations), EVP_sha512(), Int32(o.count), o.baseAddress)
-                    }
-                }
-            }
-        }
-        guard ok == 1 else { throw openSSLFailure("PKCS5_PBKDF2_HMAC") }
-        return out
+        return try Backend.pbkdf2SHA512(password, salt: salt, iterations: iterations)
     }
 
     /// Left-pads to 256 bytes (values here are below a 2048-bit p).
@@ -186,38 +173,5 @@ public enum SRP {
             throw .invalidLength(what: "SRP value", expected: "at most 256 bytes", actual: (value.bitCount + 7) / 8)
         }
         return out
-    }
-}
-
-extension BigNum {
-    private static func withContext(_ name: String, _ body: (OpaquePointer, OpaquePointer) -> Int32) throws(CryptoError) -> BigNum {
-        let result = try BigNum()
-        guard let ctx = BN_CTX_new() else { throw openSSLFailure("BN_CTX_new") }
-        defer { BN_CTX_free(ctx) }
-        guard body(result.raw, ctx) == 1 else { throw openSSLFailure(name) }
-        return result
-    }
-
-    static func modMul(_ a: BigNum, _ b: BigNum, _ m: BigNum) throws(CryptoError) -> BigNum {
-        try withContext("BN_mod_mul") { BN_mod_mul($0, a.raw, b.raw, m.raw, $1) }
-    }
-
-    static func modAdd(_ a: BigNum, _ b: BigNum, _ m: BigNum) throws(CryptoError) -> BigNum {
-        try withContext("BN_mod_add") { BN_mod_add($0, a.raw, b.raw, m.raw, $1) }
-    }
-
-    /// (a − b) mod m, non-negative.
-    static func modSub(_ a: BigNum, _ b: BigNum, _ m: BigNum) throws(CryptoError) -> BigNum {
-        try withContext("BN_mod_sub") { BN_mod_sub($0, a.raw, b.raw, m.raw, $1) }
-    }
-
-    static func multiply(_ a: BigNum, _ b: BigNum) throws(CryptoError) -> BigNum {
-        try withContext("BN_mul") { BN_mul($0, a.raw, b.raw, $1) }
-    }
-
-    static func add(_ a: BigNum, _ b: BigNum) throws(CryptoError) -> BigNum {
-        let result = try BigNum()
-        guard BN_add(result.raw, a.raw, b.raw) == 1 else { throw openSSLFailure("BN_add") }
-        return result
     }
 }

@@ -88,16 +88,17 @@ import Testing
         #elseif !(arch(x86_64) || arch(i386))
         #expect(!Self.hasAESNI)
         #endif
-        #expect(AES256IGE.available.last == .openssl)
+        #expect(AES256IGE.available.suffix(CryptoBackend.compiled.count) == CryptoBackend.compiled.map(\.chaining)[...])
     }
 
     @Test func defaultIsTheFastestAvailable() throws {
         let zero = [UInt8](repeating: 0, count: 32)
         #expect(try AES256IGE(key: zero, iv: zero).implementation == AES256IGE.available[0])
         #expect(try AES256IGE.encrypt(zero, key: zero, iv: zero)
-                == AES256IGE(key: zero, iv: zero, implementation: .openssl).encrypt(zero))
-        // AES-NI takes 16- and 32-byte keys; a 24-byte key (test-only initializer) stays on OpenSSL.
-        #expect(try AES256IGE(anyKey: [UInt8](repeating: 1, count: 24), iv: zero).implementation == .openssl)
+                == AES256IGE(key: zero, iv: zero, implementation: CryptoBackend.current.chaining).encrypt(zero))
+        // AES-NI takes 16- and 32-byte keys; a 24-byte key (test-only initializer) stays on the backend's chaining.
+        #expect(try AES256IGE(anyKey: [UInt8](repeating: 1, count: 24), iv: zero).implementation
+                == CryptoBackend.current.chaining)
         #expect(throws: CryptoError.implementationUnavailable("AES-NI IGE with a 24-byte key")) {
             try AES256IGE(anyKey: [UInt8](repeating: 1, count: 24), iv: zero, implementation: .aesni)
         }
@@ -108,13 +109,13 @@ import Testing
         }
     }
 
-    /// Forcing the fallback runs OpenSSL even where AES-NI is present, and round-trips a multi-piece buffer (the
-    /// fallback's encryption works in 4 KiB pieces).
-    @Test func forcedFallback() throws {
+    /// Forcing a backend's chaining runs it even where AES-NI is present, and round-trips a multi-piece buffer (the
+    /// chaining's encryption works in 4 KiB pieces).
+    @Test(arguments: CryptoBackend.compiled) func forcedFallback(backend: CryptoBackend) throws {
         let random = SeededRandom(seed: 0xFA11)
         let key = random.bytes(32), iv = random.bytes(32), plaintext = random.bytes(3 * 4096 + 48)
-        let fallback = try AES256IGE(key: key, iv: iv, implementation: .openssl)
-        #expect(fallback.implementation == .openssl)
+        let fallback = try AES256IGE(key: key, iv: iv, implementation: backend.chaining)
+        #expect(fallback.implementation == backend.chaining)
         let ciphertext = try fallback.encrypt(plaintext)
         #expect(ciphertext != plaintext)
         #expect(try fallback.decrypt(ciphertext) == plaintext)

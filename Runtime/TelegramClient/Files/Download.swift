@@ -2,12 +2,10 @@
 // of the part size, a multiple of 4 KiB dividing 1 MiB, so no part crosses a 1 MiB boundary and `precise` is never
 // needed. N parts are asked ahead and handed over in order; a part shorter than the part size ends the file. Memory
 // holds the parts in flight, not the file.
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import MTProto
 import TLRuntime
+import SystemPackage
 import TelegramApi
 
 /// A file's bytes as they arrive, in order, part by part: `for try await chunk in client.download(location)`.
@@ -133,19 +131,20 @@ extension TelegramClient {
     public nonisolated func download(_ location: Api.InputFileLocation, to path: String, dc: Int32? = nil,
                                      size: Int64? = nil,
                                      options: FileTransferOptions = FileTransferOptions()) async throws -> Int64 {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard descriptor >= 0 else { throw FileTransferError.io(path: path, errno: errno) }
-        defer { _ = Glibc.close(descriptor) }
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .truncate],
+                                                 permissions: [.ownerReadWrite, .groupRead, .otherRead])
+        } catch {
+            throw FileTransferError(path: path, failure: error)
+        }
+        defer { try? descriptor.close() }
         var written: Int64 = 0
         for try await chunk in download(location, dc: dc, size: size, options: options) {
-            var done = 0
-            while done < chunk.count {
-                let count = chunk.withUnsafeBytes { write(descriptor, $0.baseAddress! + done, chunk.count - done) }
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw FileTransferError.io(path: path, errno: errno)
-                }
-                done += count
+            do {
+                _ = try chunk.withUnsafeBytes { try descriptor.writeAll($0) }
+            } catch {
+                throw FileTransferError(path: path, failure: error)
             }
             written += Int64(chunk.count)
         }

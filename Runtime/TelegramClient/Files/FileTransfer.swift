@@ -2,6 +2,7 @@
 // (core.telegram.org/api/files). A part that times out, loses its connection or is answered FLOOD_WAIT is asked
 // again on its own, the rest of the file going on; FILE_MIGRATE_X moves every later part of the file to DC X.
 import Foundation
+import SystemPackage
 import MTProto
 import MTProtoClient
 import Synchronization
@@ -95,6 +96,11 @@ public enum FileTransferError: Error, Sendable, Equatable, CustomStringConvertib
             case .cdnHashMismatch(let offset): "the CDN part at \(offset) does not match its hash"
             case .cdnUnavailable(let why): "the CDN cannot be used: \(why)"
         }
+    }
+
+    /// `.io` for a failed file operation on `path`: swift-system throws `Errno`, anything else counts as EIO.
+    init(path: String, failure: any Error) {
+        self = .io(path: path, errno: (failure as? Errno)?.rawValue ?? Errno.ioError.rawValue)
     }
 }
 

@@ -3,12 +3,10 @@
 // most 10 MB, with `upload.saveBigFilePart` and the part count above. A stream of unknown size is held until it is
 // known to be over 10 MB (then `file_total_parts` is -1 until the last part, as for streamed uploads) or ends.
 // Several parts are in flight at once; memory holds those parts and the one being read, not the file.
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import MTProtoCrypto
 import TLRuntime
+import SystemPackage
 import TelegramApi
 
 extension TelegramClient {
@@ -169,40 +167,50 @@ extension Api.InputMedia {
 final class FileReader {
     let path: String
     let size: Int64
-    private var descriptor: Int32
+    private var descriptor: FileDescriptor?
 
     init(path: String) throws(FileTransferError) {
         self.path = path
-        descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { throw .io(path: path, errno: errno) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
-            let code = errno
-            _ = Glibc.close(descriptor)
-            throw .io(path: path, errno: code)
+        let opened: FileDescriptor
+        do {
+            opened = try FileDescriptor.open(FilePath(path), .readOnly)
+        } catch {
+            throw FileTransferError(path: path, failure: error)
         }
-        size = Int64(status.st_size)
+        do {
+            // The size from the end offset, then back to the start: no stat structure, which differs by platform.
+            size = try opened.seek(offset: 0, from: .end)
+            _ = try opened.seek(offset: 0, from: .start)
+        } catch {
+            try? opened.close()
+            throw FileTransferError(path: path, failure: error)
+        }
+        descriptor = opened
     }
 
     /// The next `count` bytes, fewer at the end.
     func read(_ count: Int) throws(FileTransferError) -> [UInt8] {
+        guard let descriptor else { return [] }
         var out = [UInt8](repeating: 0, count: count)
         var filled = 0
-        while filled < count {
-            let got = out.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + filled, count - filled) }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw .io(path: path, errno: errno)
+        do {
+            while filled < count {
+                // `read` retries on EINTR itself; zero means the end of the file.
+                let got = try out.withUnsafeMutableBytes {
+                    try descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...]))
+                }
+                if got == 0 { break }
+                filled += got
             }
-            if got == 0 { break }
-            filled += got
+        } catch {
+            throw FileTransferError(path: path, failure: error)
         }
         out.removeLast(count - filled)
         return out
     }
 
     func close() {
-        if descriptor >= 0 { _ = Glibc.close(descriptor) }
-        descriptor = -1
+        try? descriptor?.close()
+        descriptor = nil
     }
 }
