@@ -92,7 +92,8 @@ public final class DCRouting: Sendable {
 public typealias RPCHandler = @Sendable (RPCCall) throws(RPCError) -> [UInt8]
 
 /// Answers one call of `Request` with its result, or throws the `rpc_error` to send.
-public typealias RPCTypedHandler<Request: TLTypedRequest> = @Sendable (RPCCall, Request) throws(RPCError) -> Request.Result
+public typealias RPCTypedHandler<Request: TLTypedRequest> =
+    @Sendable (RPCCall, Request) throws(RPCError) -> Request.Result
 
 /// Handlers by method name (`help.getConfig`), and the registry requests are decoded with.
 public struct RPCHandlers: Sendable {
@@ -141,7 +142,7 @@ public struct RPCHandlers: Sendable {
 
         var constructorID: UInt32 {
             if let dynamic { return dynamic.constructorID }
-            return bytes.count >= 4 ? UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24 : 0
+            return RPCHandlers.constructorID(of: bytes)
         }
 
         /// The dynamic reader's request: the typed path never made one, so it is read from the bytes when asked. The
@@ -164,7 +165,9 @@ public struct RPCHandlers: Sendable {
     /// Registers (or replaces) the handler for `method`, named as in the schema (`help.getConfig`).
     public mutating func register(_ method: String, _ handler: @escaping RPCHandler) {
         handlers[method] = handler
-        if let id = registry.functionID(named: method) { byID[id] = Registered(name: method, handler: handler, typed: nil) }
+        if let id = registry.functionID(named: method) {
+            byID[id] = Registered(name: method, handler: handler, typed: nil)
+        }
     }
 
     /// Registers (or replaces) the handler for `request`'s function: it gets the call's arguments as the typed
@@ -234,11 +237,17 @@ public struct RPCHandlers: Sendable {
 
     static let invalidInput = RPCError(code: 400, message: "INPUT_METHOD_INVALID")
 
+    /// The first little-endian word of a boxed value: its constructor ID (0 for fewer than four bytes).
+    static func constructorID(of bytes: [UInt8]) -> UInt32 {
+        guard bytes.count >= 4 else { return 0 }
+        return UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24
+    }
+
     /// Decodes a request body and removes its wrappers: the innermost method's name (`?` when the body does not
     /// decode) and the call, or the `rpc_error` to answer. A call for a typed handler that comes unwrapped is read
     /// only by its typed request; wrapped and compressed ones, and the rest, by the registry's dynamic reader.
     public func decode(body: [UInt8]) -> (method: String, decoded: Result<Decoded, RPCError>) {
-        let first = body.count >= 4 ? UInt32(body[0]) | UInt32(body[1]) << 8 | UInt32(body[2]) << 16 | UInt32(body[3]) << 24 : 0
+        let first = Self.constructorID(of: body)
         if !wrapperIDs.contains(first), let registered = registered(for: first), let type = registered.typed {
             guard let typed = try? type.parse(bytes: body) else { return ("?", .failure(Self.invalidInput)) }
             let inner = Inner(dynamic: nil, typed: typed, raw: body, registry: registry)
