@@ -164,6 +164,7 @@ let package = Package(
         .target(name: "FuzzProperties",
                 dependencies: ["TLRuntime", "TelegramApi", "MTProtoApi", "SecretApi", "TLJSON", "TLSchema",
                                "MTProtoTransport", "MTProtoCrypto", "MTProto", "SecretChats", "RequestReplay",
+                               "TelegramApiServer",
                                "TelegramFormatting"],
                 path: "Fuzz/Properties", swiftSettings: swiftSettings),
 
