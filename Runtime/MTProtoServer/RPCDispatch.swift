@@ -1,8 +1,10 @@
-// RPC dispatch by method (registered by name, found by constructor ID). A request body is decoded with the registry
-// the server was given (the API layer's, so this target needs none), the wrappers every client sends on its first call
-// (`invokeWithLayer`, `initConnection`, `invokeWithoutUpdates`, `invokeAfterMsg(s)`) are peeled off, and the innermost
-// call goes to the handler registered for its name. Unknown methods are answered `rpc_error` 400
-// METHOD_NOT_IMPLEMENTED, never silence; undecodable ones 400 INPUT_METHOD_INVALID (core.telegram.org/api/errors).
+// RPC dispatch by method, found by constructor ID. A typed handler (`on(_:_:)`) names its function by a request type of
+// a generated server module, which reads the call and types its result; a dynamic one (`register(_:_:)`) by name, and
+// reads the registry's `TLRequest`. The wrappers every client sends on its first call (`invokeWithLayer`,
+// `initConnection`, `invokeWithoutUpdates`, `invokeAfterMsg(s)`) are peeled off with the registry the server was given
+// (the API layer's, so this target needs none), and the innermost call goes to its handler. Unknown methods are
+// answered `rpc_error` 400 METHOD_NOT_IMPLEMENTED, never silence; undecodable ones 400 INPUT_METHOD_INVALID
+// (core.telegram.org/api/errors).
 import MTProto
 import Synchronization
 import TLRuntime
