@@ -7,6 +7,7 @@ import MTProtoCrypto
 import MTProtoServer
 import TLRuntime
 import TelegramApi
+import TelegramFormatting
 import TelegramApiServer
 
 extension TestTelegramService {
@@ -78,7 +79,8 @@ extension TestTelegramService {
         guard entities.count <= 100 else { throw RPCError(code: 400, message: "ENTITIES_TOO_LONG") }
         let units = text.utf16.count
         for entity in entities {
-            guard let (offset, length) = entity.span, offset >= 0, length > 0, Int(offset) + Int(length) <= units else {
+            let (offset, length) = entity.range
+            guard offset >= 0, length > 0, Int(offset) + Int(length) <= units else {
                 throw RPCError(code: 400, message: "ENTITY_BOUNDS_INVALID")
             }
         }
@@ -399,21 +401,6 @@ extension HistoryPaging {
     init(search request: Api.functions.messages.Search) {
         self.init(offsetID: request.offsetId, offsetDate: 0, addOffset: request.addOffset, maxID: request.maxId,
                   minID: request.minId, limit: request.limit)
-    }
-}
-
-extension Api.MessageEntity {
-    /// Offset and length, in UTF-16 code units; nil for a kind this server does not know.
-    var span: (Int32, Int32)? {
-        let mirror = Mirror(reflecting: self)
-        guard let payload = mirror.children.first?.value else { return nil }
-        var offset: Int32?, length: Int32?
-        for child in Mirror(reflecting: payload).children {
-            if child.label == "offset" { offset = child.value as? Int32 }
-            if child.label == "length" { length = child.value as? Int32 }
-        }
-        guard let offset, let length else { return nil }
-        return (offset, length)
     }
 }
 
