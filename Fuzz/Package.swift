@@ -42,6 +42,7 @@ let targets: [(String, [String])] = [
     ("FuzzSocks5Reply", []),
     ("FuzzHTTPResponse", []),
     ("FuzzHTTPTransport", []),
+    ("FuzzApiRequests", []),
 ]
 
 let package = Package(

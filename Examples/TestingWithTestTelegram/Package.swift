@@ -24,8 +24,10 @@ let package = Package(
                 .product(name: "TelegramApi", package: "swift-mtproto"),
                 .product(name: "MTProtoClient", package: "swift-mtproto"),
                 .product(name: "MTProtoCrypto", package: "swift-mtproto"),
-                // The test Telegram: MTProtoServer carries TestTelegram.
+                .product(name: "MTProto", package: "swift-mtproto"),
+                // The test Telegram: MTProtoServer carries TestTelegram; TelegramApiServer names its typed requests.
                 .product(name: "MTProtoServer", package: "swift-mtproto"),
+                .product(name: "TelegramApiServer", package: "swift-mtproto"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]),
     ]

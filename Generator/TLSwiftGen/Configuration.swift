@@ -15,6 +15,17 @@ public struct GeneratorConfiguration: Codable, Sendable, Equatable {
         public var directory: String
         /// The schemas, each in its own namespace.
         public var schemas: [SchemaEntry]
+        /// The module with the server side of these schemas (typed requests and their registry), when wanted.
+        public var server: ServerModule?
+    }
+
+    /// The server side of a module's schemas: every function as a typed request a server parses, in a module of
+    /// its own so that clients do not compile it.
+    public struct ServerModule: Codable, Sendable, Equatable {
+        /// The server module's Swift name, e.g. `TelegramApiServer`.
+        public var module: String
+        /// Output directory, relative to the configuration file.
+        public var directory: String
     }
 
     /// One schema of a module: its path, Swift namespace, how many files its types are spread over, and options.

@@ -40,6 +40,12 @@ public enum GeneratorPipeline {
                     outputs.append(OutputFile(path: (module.directory as NSString).appendingPathComponent(file.name),
                                               contents: file.contents))
                 }
+                if let server = module.server {
+                    for file in emitter.serverFiles(module: module.module) {
+                        outputs.append(OutputFile(path: (server.directory as NSString).appendingPathComponent(file.name),
+                                                  contents: file.contents))
+                    }
+                }
                 if let replay = configuration.replay, !emitter.schema.functions.isEmpty {
                     let file = emitter.replayFile(module: module.module, replayModule: replay.module)
                     outputs.append(OutputFile(path: (replay.directory as NSString).appendingPathComponent(file.name),
@@ -121,7 +127,8 @@ public enum GeneratorPipeline {
     /// Directories the configuration owns, relative to its directory.
     public static func outputDirectories(configurationPath: String) throws -> [String] {
         let configuration = try GeneratorConfiguration.load(from: configurationPath)
-        return configuration.modules.map(\.directory) + (configuration.replay.map { [$0.directory] } ?? [])
+        return configuration.modules.map(\.directory) + configuration.modules.compactMap(\.server?.directory)
+            + (configuration.replay.map { [$0.directory] } ?? [])
     }
 
     /// Writes the files, removing stale `.swift` files from the output directories. Returns how many changed.

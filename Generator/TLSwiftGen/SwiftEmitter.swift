@@ -59,6 +59,10 @@ public struct SwiftEmitter {
     let ns: String
     /// Constructor name -> the boxed type it belongs to.
     private var typeOfConstructor: [String: String] = [:]
+    /// The Swift type of an inner call (`query:!X`), and the expression reading one: the API's builders take a
+    /// call, the server side's requests hold a typed request.
+    var genericFieldType = "any TLFunction"
+    var genericReader: String?
 
     /// Types the runtime maps to Swift types instead of generating them.
     static let builtinTypes: Set<String> = ["Bool"]
@@ -299,7 +303,7 @@ public struct SwiftEmitter {
         case .vector(let element, _): "[\(swiftType(element))]"
         case .boxed(let name): qualified(name)
         case .bare(let constructor): qualified(typeOfConstructor[constructor] ?? constructor)
-        case .generic: "any TLFunction"
+        case .generic: genericFieldType
         }
     }
 
@@ -401,10 +405,12 @@ public struct SwiftEmitter {
     /// defaults for optional fields and flags, and the `#` words, computed once by the init from which fields are
     /// set and stored, so that writing a value loads each word instead of testing every field (`true` flags read
     /// their bit of it).
-    func emitPayload(name: String, combinator c: Combinator, into w: SwiftWriter) {
+    func emitPayload(name: String, combinator c: Combinator, into w: SwiftWriter, declaration: String? = nil,
+                     members: (() -> Void)? = nil) {
         let fields = emittedFields(c).filter(\.isStored)
         let words = storedFlagWords(c)
-        w.block("public \(payloadIsInline(c) ? "struct" : "final class") \(name): Sendable") {
+        w.block(declaration ?? "public \(payloadIsInline(c) ? "struct" : "final class") \(name): Sendable") {
+            members?()
             for nat in words {
                 w.line("/// The `\(nat.name)` word: which optional fields and flags are set.")
                 w.line("public let \(Naming.escaped(Naming.fieldName(nat.name))): Int32")
@@ -667,7 +673,7 @@ public struct SwiftEmitter {
         case .boxed(let name): w.line(assign + "try \(qualified(name)).parse(&reader)")
         case .bare(let constructor):
             w.line(assign + "try \(qualified(typeOfConstructor[constructor] ?? constructor)).parse_\(constructor.split(separator: ".").last.map(String.init) ?? constructor)(&reader)")
-        case .generic: w.line(assign + "try \(ns).parseFunction(&reader)")
+        case .generic: w.line(assign + (genericReader ?? "try \(ns).parseFunction(&reader)"))
         case .anyObject:
             // MTProto's `message`: `bytes:int body:Object`, the body is exactly `bytes` long (mtproto/description,
             // "Message"). Elsewhere (`rpc_result.result`) the object runs to the end of its enclosing message.

@@ -104,8 +104,9 @@ extension Span {
 }
 
 extension Api.MessageEntity {
-    /// The offset and length every constructor carries.
-    var range: (offset: Int32, length: Int32) {
+    /// The offset and length every constructor carries, in UTF-16 code units of the message's text
+    /// (core.telegram.org/api/entities).
+    public var range: (offset: Int32, length: Int32) {
         switch self {
             case .messageEntityUnknown(let c): (c.offset, c.length)
             case .messageEntityMention(let c): (c.offset, c.length)

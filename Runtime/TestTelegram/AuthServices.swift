@@ -7,13 +7,20 @@ import MTProto
 import MTProtoServer
 import TLRuntime
 import TelegramApi
+import TelegramApiServer
 
 extension TestTelegramService {
     func registerAuth(into handlers: inout RPCHandlers) {
-        handlers.register("auth.sendCode") { [self] call throws(RPCError) in try sendCode(call) }
-        handlers.register("auth.signIn") { [self] call throws(RPCError) in try signIn(call) }
-        handlers.register("auth.signUp") { [self] call throws(RPCError) in try signUp(call) }
-        handlers.register("auth.logOut") { [self] call throws(RPCError) in
+        handlers.on(Api.functions.auth.SendCode.self) { [self] call, request throws(RPCError) in
+            try sendCode(call, phone: try personPhone(request.phoneNumber))
+        }
+        handlers.on(Api.functions.auth.SignIn.self) { [self] call, request throws(RPCError) in
+            try signIn(call, request)
+        }
+        handlers.on(Api.functions.auth.SignUp.self) { [self] call, request throws(RPCError) in
+            try signUp(call, request)
+        }
+        handlers.on(Api.functions.auth.LogOut.self) { [self] call, _ throws(RPCError) in
             let key = DCKey(dcID: call.endpoint.dcID, authKeyID: call.authKeyID)
             try state.withLock { state throws(RPCError) in
                 guard let user = state.authorizations.removeValue(forKey: key) else {
@@ -21,11 +28,17 @@ extension TestTelegramService {
                 }
                 state.accounts[user]?.keys.remove(key)
             }
-            return TestTelegram.serialized(Api.auth.LoggedOut.loggedOut(.init()))
+            return .loggedOut(.init())
         }
-        handlers.register("auth.exportAuthorization") { [self] call throws(RPCError) in try exportAuthorization(call) }
-        handlers.register("auth.importAuthorization") { [self] call throws(RPCError) in try importAuthorization(call) }
-        handlers.register("account.updateUsername") { [self] call throws(RPCError) in try updateUsername(call) }
+        handlers.on(Api.functions.auth.ExportAuthorization.self) { [self] call, request throws(RPCError) in
+            try exportAuthorization(call, dcID: request.dcId)
+        }
+        handlers.on(Api.functions.auth.ImportAuthorization.self) { [self] call, request throws(RPCError) in
+            try importAuthorization(call, id: request.id, bytes: request.bytes)
+        }
+        handlers.on(Api.functions.account.UpdateUsername.self) { [self] call, request throws(RPCError) in
+            try updateUsername(call, username: request.username)
+        }
     }
 
     /// The DCs of the call's cluster, by id.
@@ -37,15 +50,21 @@ extension TestTelegramService {
         return clusterHas(phone.dcDigit, call) ? phone.dcDigit : nil
     }
 
-    func phone(_ call: RPCCall) throws(RPCError) -> TestPhone {
-        guard let phone = TestPhone(try call.request.string("phone_number")) else {
-            throw RPCError(code: 400, message: "PHONE_NUMBER_INVALID")
-        }
+    func phone(_ number: String) throws(RPCError) -> TestPhone {
+        guard let phone = TestPhone(number) else { throw RPCError(code: 400, message: "PHONE_NUMBER_INVALID") }
         return phone
     }
 
-    private func sendCode(_ call: RPCCall) throws(RPCError) -> [UInt8] {
-        let phone = try phone(call)
+    /// A number a person signs in or up with: a bot's placeholder number is no phone, so no code is sent to it and
+    /// nobody signs in with it.
+    func personPhone(_ number: String) throws(RPCError) -> TestPhone {
+        let phone = try phone(number)
+        let isBot = state.withLock { state in state.phones[phone.digits].map { state.signIn.bots.contains($0) } ?? false }
+        if isBot || phone.dcDigit == 0 { throw RPCError(code: 400, message: "PHONE_NUMBER_INVALID") }
+        return phone
+    }
+
+    private func sendCode(_ call: RPCCall, phone: TestPhone) throws(RPCError) -> Api.auth.SentCode {
         let hashBytes = random.bytes(9)
         let hash = Hex.encode(hashBytes)
         try state.withLock { state throws(RPCError) in
@@ -56,14 +75,13 @@ extension TestTelegramService {
             try state.pruneCodes(now: call.now, limit: limits.maxPendingCodes)
             state.codes[hash] = PendingCode(phone: phone, code: phone.code, expires: call.now + limits.codeLifetime)
         }
-        return TestTelegram.serialized(Api.auth.SentCode.sentCode(.init(
-            type: .sentCodeTypeApp(.init(length: 5)), phoneCodeHash: hash, timeout: Int32(limits.codeLifetime))))
+        return .sentCode(.init(type: .sentCodeTypeApp(.init(length: 5)), phoneCodeHash: hash,
+                               timeout: Int32(limits.codeLifetime)))
     }
 
     /// Checks the phone/hash/code triple of `auth.signIn` / `auth.signUp`; the code stays valid until it is used.
-    private func checkCode(_ call: RPCCall, code: String?, state: inout ServiceState) throws(RPCError) -> TestPhone {
-        let phone = try phone(call)
-        let hash = try call.request.string("phone_code_hash")
+    private func checkCode(_ call: RPCCall, phone: TestPhone, hash: String, code: String?,
+                           state: inout ServiceState) throws(RPCError) -> TestPhone {
         guard !hash.isEmpty else { throw RPCError(code: 400, message: "PHONE_CODE_HASH_EMPTY") }
         guard let pending = state.codes[hash], pending.phone == phone else {
             throw RPCError(code: 400, message: "PHONE_CODE_EXPIRED")
@@ -79,12 +97,12 @@ extension TestTelegramService {
         return phone
     }
 
-    private func signIn(_ call: RPCCall) throws(RPCError) -> [UInt8] {
-        let code: String?
-        if case .string(let value)? = call.request["phone_code"] { code = value } else { code = nil }
-        guard let code else { throw RPCError(code: 400, message: "PHONE_CODE_EMPTY") }
+    private func signIn(_ call: RPCCall, _ request: Api.functions.auth.SignIn)
+        throws(RPCError) -> Api.auth.Authorization {
+        let number = try personPhone(request.phoneNumber)
+        guard let code = request.phoneCode else { throw RPCError(code: 400, message: "PHONE_CODE_EMPTY") }
         let user: Api.User? = try state.withLock { state throws(RPCError) in
-            let phone = try checkCode(call, code: code, state: &state)
+            let phone = try checkCode(call, phone: number, hash: request.phoneCodeHash, code: code, state: &state)
             guard let id = state.phones[phone.digits], var account = state.accounts[id] else {
                 return nil  // the code stays for auth.signUp
             }
@@ -92,7 +110,7 @@ extension TestTelegramService {
             guard home == call.endpoint.dcID else { throw RPCError(code: 303, message: "USER_MIGRATE_\(home)") }
             account.homeDC = home
             state.accounts[id] = account
-            state.codes.removeValue(forKey: try call.request.string("phone_code_hash"))
+            state.codes.removeValue(forKey: request.phoneCodeHash)
             let key = DCKey(dcID: call.endpoint.dcID, authKeyID: call.authKeyID)
             if state.signIn.passwords[id] != nil {
                 // The code was right; the key waits for auth.checkPassword (core.telegram.org/api/srp).
@@ -102,46 +120,44 @@ extension TestTelegramService {
             try state.authorize(DCKey(dcID: call.endpoint.dcID, authKeyID: call.authKeyID), as: id, limits: limits)
             return state.user(id, viewer: id)
         }
-        guard let user else {
-            return TestTelegram.serialized(Api.auth.Authorization.authorizationSignUpRequired(.init()))
-        }
-        return TestTelegram.serialized(Api.auth.Authorization.authorization(.init(user: user)))
+        guard let user else { return .authorizationSignUpRequired(.init()) }
+        return .authorization(.init(user: user))
     }
 
-    private func signUp(_ call: RPCCall) throws(RPCError) -> [UInt8] {
-        let first = try call.request.string("first_name").trimmingCharacters(in: .whitespaces)
-        let last = try call.request.string("last_name").trimmingCharacters(in: .whitespaces)
+    private func signUp(_ call: RPCCall, _ request: Api.functions.auth.SignUp)
+        throws(RPCError) -> Api.auth.Authorization {
+        let number = try personPhone(request.phoneNumber)
+        let first = request.firstName.trimmingCharacters(in: .whitespaces)
+        let last = request.lastName.trimmingCharacters(in: .whitespaces)
         guard !first.isEmpty, first.count <= 64 else { throw RPCError(code: 400, message: "FIRSTNAME_INVALID") }
         guard last.count <= 64 else { throw RPCError(code: 400, message: "LASTNAME_INVALID") }
         let accessHash = random.int64()
         let user = try state.withLock { state throws(RPCError) in
-            let phone = try checkCode(call, code: nil, state: &state)
+            let phone = try checkCode(call, phone: number, hash: request.phoneCodeHash, code: nil, state: &state)
             let home = home(of: phone, account: nil, call) ?? call.endpoint.dcID
             guard home == call.endpoint.dcID else { throw RPCError(code: 303, message: "PHONE_MIGRATE_\(home)") }
             let id = try state.createAccount(number: phone, firstName: first, lastName: last, username: nil,
                                              homeDC: home, accessHash: accessHash, limits: limits)
-            state.codes.removeValue(forKey: try call.request.string("phone_code_hash"))
+            state.codes.removeValue(forKey: request.phoneCodeHash)
             try state.authorize(DCKey(dcID: call.endpoint.dcID, authKeyID: call.authKeyID), as: id, limits: limits)
             return state.user(id, viewer: id)
         }
-        return TestTelegram.serialized(Api.auth.Authorization.authorization(.init(user: user)))
+        return .authorization(.init(user: user))
     }
 
-    private func exportAuthorization(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func exportAuthorization(_ call: RPCCall, dcID: Int32) throws(RPCError) -> Api.auth.ExportedAuthorization {
         let user = try caller(call)
-        let dcID = try call.request.int("dc_id")
         guard clusterHas(dcID, call), dcID != call.endpoint.dcID else { throw RPCError(code: 400, message: "DC_ID_INVALID") }
         let bytes = random.bytes(32)
         try state.withLock { state throws(RPCError) in
             try state.pruneCodes(now: call.now, limit: limits.maxPendingCodes)
             state.exports[bytes] = ExportedAuthorization(userID: user, dcID: dcID, expires: call.now + limits.codeLifetime)
         }
-        return TestTelegram.serialized(Api.auth.ExportedAuthorization.exportedAuthorization(.init(id: user, bytes: bytes)))
+        return .exportedAuthorization(.init(id: user, bytes: bytes))
     }
 
-    private func importAuthorization(_ call: RPCCall) throws(RPCError) -> [UInt8] {
-        let id = try call.request.long("id")
-        let bytes = try call.request.bytes("bytes")
+    private func importAuthorization(_ call: RPCCall, id: Int64, bytes: [UInt8])
+        throws(RPCError) -> Api.auth.Authorization {
         let user = try state.withLock { state throws(RPCError) in
             guard let export = state.exports[bytes], export.userID == id, export.dcID == call.endpoint.dcID,
                   export.expires > call.now
@@ -150,12 +166,11 @@ extension TestTelegramService {
             try state.authorize(DCKey(dcID: call.endpoint.dcID, authKeyID: call.authKeyID), as: id, limits: limits)
             return state.user(id, viewer: id)
         }
-        return TestTelegram.serialized(Api.auth.Authorization.authorization(.init(user: user)))
+        return .authorization(.init(user: user))
     }
 
-    private func updateUsername(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func updateUsername(_ call: RPCCall, username: String) throws(RPCError) -> Api.User {
         let me = try caller(call)
-        let username = try call.request.string("username")
         if !username.isEmpty { try Self.checkUsername(username) }
         let user = try state.withLock { state throws(RPCError) in
             guard var account = state.accounts[me] else { throw RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED") }
@@ -170,39 +185,6 @@ extension TestTelegramService {
             state.accounts[me] = account
             return state.user(me, viewer: me)
         }
-        return TestTelegram.serialized(user)
-    }
-}
-
-extension TLRequest {
-    /// A required argument of the kind the schema gives it (`TLRequest.argument(_:as:)`); 400
-    /// INPUT_REQUEST_INVALID otherwise (the registry decoded the request, so this only fails if a handler asks for a
-    /// field its method does not have). `flag(_:)` is TLRuntime's.
-    func string(_ name: String) throws(RPCError) -> String { try typed(name) }
-
-    func int(_ name: String) throws(RPCError) -> Int32 { try typed(name) }
-
-    func long(_ name: String) throws(RPCError) -> Int64 { try typed(name) }
-
-    /// Only a `bytes` value: `argument(_:as: [UInt8].self)` also takes an embedded `Object`'s raw bytes.
-    func bytes(_ name: String) throws(RPCError) -> [UInt8] {
-        guard case .bytes(let value)? = self[name] else { throw missing(name) }
-        return value
-    }
-
-    func object<T>(_ name: String, as type: T.Type) throws(RPCError) -> T { try typed(name) }
-
-    func objects<T>(_ name: String, as type: T.Type) throws(RPCError) -> [T] { try typed(name) }
-
-    private func typed<T>(_ name: String) throws(RPCError) -> T {
-        do {
-            return try argument(name, as: T.self)
-        } catch {
-            throw missing(name)
-        }
-    }
-
-    private func missing(_ name: String) -> RPCError {
-        RPCError(code: 400, message: "INPUT_REQUEST_INVALID: \(self.name).\(name)")
+        return user
     }
 }

@@ -5,6 +5,7 @@ import MTProto
 import MTProtoServer
 import TLRuntime
 import TelegramApi
+import TelegramApiServer
 
 /// The in-memory test Telegram's API handlers.
 public enum TestTelegram {
@@ -17,27 +18,25 @@ public enum TestTelegram {
 
     /// Registers the services a client calls on connect.
     public static func registerBasicServices(into handlers: inout RPCHandlers) {
-        handlers.register("help.getConfig") { call in serialized(config(for: call)) }
-        handlers.register("help.getNearestDc") { call in
-            serialized(Api.NearestDc.nearestDc(.init(country: "ZZ", thisDc: call.endpoint.dcID,
-                                                     nearestDc: call.endpoint.dcID)))
+        handlers.on(Api.functions.help.GetConfig.self) { call, _ in config(for: call) }
+        handlers.on(Api.functions.help.GetNearestDc.self) { call, _ in
+            .nearestDc(.init(country: "ZZ", thisDc: call.endpoint.dcID, nearestDc: call.endpoint.dcID))
         }
-        handlers.register("help.getAppConfig") { _ in
-            serialized(Api.help.AppConfig.appConfig(.init(hash: 0, config: .jsonObject(.init(value: [])))))
+        handlers.on(Api.functions.help.GetAppConfig.self) { _, _ in
+            .appConfig(.init(hash: 0, config: .jsonObject(.init(value: []))))
         }
-        handlers.register("langpack.getLangPack") { call in emptyLangPack(call) }
-        handlers.register("langpack.getDifference") { call in emptyLangPack(call) }
+        handlers.on(Api.functions.langpack.GetLangPack.self) { _, request in emptyLangPack(request.langCode) }
+        handlers.on(Api.functions.langpack.GetDifference.self) { _, request in emptyLangPack(request.langCode) }
         // Vector<LangPackString> and Vector<LangPackLanguage>: empty.
-        handlers.register("langpack.getStrings") { _ in emptyVector() }
-        handlers.register("langpack.getLanguages") { _ in emptyVector() }
+        handlers.on(Api.functions.langpack.GetStrings.self) { _, _ in [] }
+        handlers.on(Api.functions.langpack.GetLanguages.self) { _, _ in [] }
         // No key is signed in until login exists: Telegram answers calls about the user this way, and clients
         // (Telethon's get_me after connect) read it as "logged out".
-        for method in ["users.getUsers", "users.getFullUser"] {
-            handlers.register(method) { _ throws(RPCError) in throw RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED") }
-        }
-        handlers.register("updates.getState") { call in
-            serialized(Api.updates.State.state(.init(pts: 1, qts: 0, date: Int32(clamping: Int64(call.now)), seq: 0,
-                                                     unreadCount: 0)))
+        let loggedOut = RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED")
+        handlers.on(Api.functions.users.GetUsers.self) { _, _ throws(RPCError) in throw loggedOut }
+        handlers.on(Api.functions.users.GetFullUser.self) { _, _ throws(RPCError) in throw loggedOut }
+        handlers.on(Api.functions.updates.GetState.self) { call, _ in
+            .state(.init(pts: 1, qts: 0, date: Int32(clamping: Int64(call.now)), seq: 0, unreadCount: 0))
         }
     }
 
@@ -62,17 +61,8 @@ public enum TestTelegram {
             captionLengthMax: 1024, messageLengthMax: 4096, webfileDcId: call.endpoint.dcID))
     }
 
-    static func emptyLangPack(_ call: RPCCall) -> [UInt8] {
-        var code = "en"
-        if case .string(let value)? = call.request["lang_code"] { code = value }
-        return serialized(Api.LangPackDifference.langPackDifference(.init(langCode: code, fromVersion: 0, version: 0,
-                                                                          strings: [])))
-    }
-
-    static func emptyVector() -> [UInt8] {
-        let buffer = Buffer()
-        buffer.appendVectorHeader(count: 0, boxed: true)
-        return buffer.bytes
+    static func emptyLangPack(_ code: String) -> Api.LangPackDifference {
+        .langPackDifference(.init(langCode: code, fromVersion: 0, version: 0, strings: []))
     }
 
     /// A boxed value's wire bytes.

@@ -12,6 +12,7 @@ import MTProtoServer
 import Synchronization
 import TLRuntime
 import TelegramApi
+import TelegramApiServer
 
 /// The CDN DC and the files the master DC sent to it.
 struct CDNState {
@@ -48,7 +49,10 @@ extension TestTelegramService {
     /// needs an account.
     public func cdnHandlers() -> RPCHandlers {
         var handlers = TestTelegram.handlers()
-        handlers.register("upload.getCdnFile") { [self] call throws(RPCError) in try getCdnFile(call) }
+        handlers.overrides = overrides
+        handlers.on(Api.functions.upload.GetCdnFile.self) { [self] call, request throws(RPCError) in
+            try getCdnFile(call, request)
+        }
         return handlers
     }
 
@@ -79,45 +83,45 @@ extension TestTelegramService {
     }
 
     func registerCDN(into handlers: inout RPCHandlers) {
-        handlers.register("help.getConfig") { [self] call in
+        handlers.on(Api.functions.help.GetConfig.self) { [self] call, _ in
             let cdnOptions = cdn.withLock { $0.endpoint }.map {
                 [Api.DcOption.dcOption(.init(cdn: true, id: $0.dcID, ipAddress: $0.host, port: Int32(clamping: $0.port)))]
             }
-            return TestTelegram.serialized(TestTelegram.config(for: call, extraOptions: cdnOptions ?? []))
+            return TestTelegram.config(for: call, extraOptions: cdnOptions ?? [])
         }
-        handlers.register("help.getCdnConfig") { [self] _ in
+        handlers.on(Api.functions.help.GetCdnConfig.self) { [self] _, _ in
             let (endpoint, pem) = cdn.withLock { ($0.endpoint, $0.publicKeyPEM) }
             let keys = endpoint.map { [Api.CdnPublicKey.cdnPublicKey(.init(dcId: $0.dcID, publicKey: pem))] } ?? []
-            return TestTelegram.serialized(Api.CdnConfig.cdnConfig(.init(publicKeys: keys)))
+            return .cdnConfig(.init(publicKeys: keys))
         }
-        handlers.register("upload.reuploadCdnFile") { [self] call throws(RPCError) in
+        handlers.on(Api.functions.upload.ReuploadCdnFile.self) { [self] call, request throws(RPCError) in
             _ = try caller(call)
-            let token = try call.request.bytes("file_token")
-            let request = try call.request.bytes("request_token")
+            let token = request.fileToken
+            let requestToken = request.requestToken
             let document = try cdn.withLock { state throws(RPCError) -> Int64 in
                 guard let file = state.files[token] else { throw RPCError(code: 400, message: "FILE_TOKEN_INVALID") }
-                guard file.requestToken == request else { throw RPCError(code: 400, message: "REQUEST_TOKEN_INVALID") }
+                guard file.requestToken == requestToken else { throw RPCError(code: 400, message: "REQUEST_TOKEN_INVALID") }
                 state.files[token]?.onCDN = true
                 state.reuploads += 1
                 return file.document
             }
-            return try hashes(document: document, from: 0)
+            return try fileHashes(document: document, from: 0)
         }
-        handlers.register("upload.getCdnFileHashes") { [self] call throws(RPCError) in
+        handlers.on(Api.functions.upload.GetCdnFileHashes.self) { [self] call, request throws(RPCError) in
             _ = try caller(call)
-            let token = try call.request.bytes("file_token")
-            let offset = try call.request.long("offset")
+            let token = request.fileToken
+            let offset = request.offset
             guard let document = cdn.withLock({ $0.files[token]?.document }) else {
                 throw RPCError(code: 400, message: "FILE_TOKEN_INVALID")
             }
-            return try hashes(document: document, from: offset)
+            return try fileHashes(document: document, from: offset)
         }
     }
 
     /// `upload.fileCdnRedirect` for a marked document whose download allows CDNs (nil otherwise): a new token, key
     /// and IV, and the hashes of the first ranges.
-    func cdnRedirect(document id: Int64, _ call: RPCCall) throws(RPCError) -> [UInt8]? {
-        guard call.request.flag("cdn_supported") else { return nil }
+    func cdnRedirect(document id: Int64, cdnSupported: Bool) throws(RPCError) -> Api.upload.File? {
+        guard cdnSupported else { return nil }
         let (key, iv, token, request) = (random.bytes(32), random.bytes(16), random.bytes(16), random.bytes(16))
         let endpoint: ServerEndpoint? = cdn.withLock { state in
             guard let endpoint = state.endpoint, state.marked.contains(id) else { return nil }
@@ -128,8 +132,8 @@ extension TestTelegramService {
         }
         guard let endpoint else { return nil }
         let hashes = try fileHashes(document: id, from: 0)
-        return TestTelegram.serialized(Api.upload.File.fileCdnRedirect(.init(
-            dcId: endpoint.dcID, fileToken: token, encryptionKey: key, encryptionIv: iv, fileHashes: hashes)))
+        return Api.upload.File.fileCdnRedirect(.init(
+            dcId: endpoint.dcID, fileToken: token, encryptionKey: key, encryptionIv: iv, fileHashes: hashes))
     }
 
     /// The hashes of up to 8 ranges (1 MiB) from the range holding `offset`.
@@ -151,17 +155,12 @@ extension TestTelegramService {
         return hashes
     }
 
-    private func hashes(document id: Int64, from offset: Int64) throws(RPCError) -> [UInt8] {
-        let buffer = Buffer()
-        buffer.appendVector(try fileHashes(document: id, from: offset), boxed: true)
-        return buffer.bytes
-    }
-
     /// `upload.getCdnFile` on the CDN DC: the offset and limit rules of `upload.getFile`, the bytes encrypted.
-    private func getCdnFile(_ call: RPCCall) throws(RPCError) -> [UInt8] {
-        let token = try call.request.bytes("file_token")
-        let offset = try call.request.long("offset")
-        let limit = Int64(try call.request.int("limit"))
+    private func getCdnFile(_ call: RPCCall, _ request: Api.functions.upload.GetCdnFile)
+        throws(RPCError) -> Api.upload.CdnFile {
+        let token = request.fileToken
+        let offset = request.offset
+        let limit = Int64(request.limit)
         let block: Int64 = 1 << 20
         guard limit > 0, limit <= block, limit % 4096 == 0, block % limit == 0 else {
             throw RPCError(code: 400, message: "LIMIT_INVALID")
@@ -178,7 +177,7 @@ extension TestTelegramService {
         }
         switch answer {
             case .reupload(let request):
-                return TestTelegram.serialized(Api.upload.CdnFile.cdnFileReuploadNeeded(.init(requestToken: request)))
+                return Api.upload.CdnFile.cdnFileReuploadNeeded(.init(requestToken: request))
             case .serve(let file, let corrupt):
                 guard let document = state.withLock({ $0.documents[file.document] }) else {
                     throw RPCError(code: 400, message: "FILE_TOKEN_INVALID")
@@ -194,7 +193,7 @@ extension TestTelegramService {
                 }
                 if corrupt, !bytes.isEmpty { bytes[bytes.count / 2] ^= 0x5a }
                 recordPart(.cdn(file.document), bytes: bytes.count, call: call)
-                return TestTelegram.serialized(Api.upload.CdnFile.cdnFile(.init(bytes: bytes)))
+                return Api.upload.CdnFile.cdnFile(.init(bytes: bytes))
         }
     }
 

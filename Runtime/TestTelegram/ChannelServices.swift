@@ -9,37 +9,49 @@ import MTProto
 import MTProtoServer
 import TLRuntime
 import TelegramApi
+import TelegramApiServer
 
 extension TestTelegramService {
     func registerChannels(into handlers: inout RPCHandlers) {
-        handlers.register("channels.createChannel") { [self] call throws(RPCError) in try createChannel(call) }
-        handlers.register("channels.inviteToChannel") { [self] call throws(RPCError) in try invite(call) }
-        handlers.register("channels.getChannels") { [self] call throws(RPCError) in
+        handlers.on(Api.functions.channels.CreateChannel.self) { [self] call, request throws(RPCError) in
+            try createChannel(call, request)
+        }
+        handlers.on(Api.functions.channels.InviteToChannel.self) { [self] call, request throws(RPCError) in
+            try invite(call, request)
+        }
+        handlers.on(Api.functions.channels.GetChannels.self) { [self] call, request throws(RPCError) in
             let me = try caller(call)
-            let inputs = try call.request.objects("id", as: Api.InputChannel.self)
+            let inputs = request.id
             guard inputs.count <= 200 else { throw RPCError(code: 400, message: "LIMIT_INVALID") }
             let chats = try state.withLock { state throws(RPCError) in
                 try inputs.map { input throws(RPCError) in try state.channel(input, viewer: me).api(viewer: me) }
             }
-            return TestTelegram.serialized(Api.messages.Chats.chats(.init(chats: chats)))
+            return Api.messages.Chats.chats(.init(chats: chats))
         }
-        handlers.register("channels.deleteMessages") { [self] call throws(RPCError) in try deleteMessages(call) }
-        handlers.register("channels.leaveChannel") { [self] call throws(RPCError) in try leave(call) }
-        handlers.register("updates.getChannelDifference") { [self] call throws(RPCError) in try channelDifference(call) }
+        handlers.on(Api.functions.channels.DeleteMessages.self) { [self] call, request throws(RPCError) in
+            try deleteMessages(call, request)
+        }
+        handlers.on(Api.functions.channels.LeaveChannel.self) { [self] call, request throws(RPCError) in
+            try leave(call, request)
+        }
+        handlers.on(Api.functions.updates.GetChannelDifference.self) { [self] call, request throws(RPCError) in
+            try channelDifference(call, request)
+        }
     }
 
     // MARK: Making and joining
 
     /// A channel with the caller as its creator and only member, announced with `updateChannel` (seq 0: channel
     /// updates are outside the common box's seq).
-    private func createChannel(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func createChannel(_ call: RPCCall, _ request: Api.functions.channels.CreateChannel)
+        throws(RPCError) -> Api.Updates {
         let me = try caller(call)
-        let title = try call.request.string("title"), about = try call.request.string("about")
+        let title = request.title, about = request.about
         guard !title.allSatisfy(\.isWhitespace) else { throw RPCError(code: 400, message: "CHAT_TITLE_EMPTY") }
         guard about.count <= 255 else { throw RPCError(code: 400, message: "CHAT_ABOUT_TOO_LONG") }
         // Without `megagroup` a channel is a broadcast channel, as Telegram makes it; for_import, forum, geo and
         // ttl are ignored.
-        let broadcast = !call.request.flag("megagroup")
+        let broadcast = !request.megagroup
         let accessHash = random.int64()
         let date = Self.date(call)
         let limit = limits
@@ -59,16 +71,17 @@ extension TestTelegramService {
                                   chats: [channel.api(viewer: me)], date: date, seq: 0))
         }
         push(result, to: me, except: call)
-        return TestTelegram.serialized(result)
+        return result
     }
 
     /// Adds users to a channel (any member may in a supergroup, only the creator in a broadcast channel); those
     /// already in it are left as they are. Each new member is known to have the channel's pts as it is now, and
     /// gets `updateChannel` pushed.
-    private func invite(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func invite(_ call: RPCCall, _ request: Api.functions.channels.InviteToChannel)
+        throws(RPCError) -> Api.messages.InvitedUsers {
         let me = try caller(call)
-        let input = try call.request.object("channel", as: Api.InputChannel.self)
-        let inputs = try call.request.objects("users", as: Api.InputUser.self)
+        let input = request.channel
+        let inputs = request.users
         guard inputs.count <= 200 else { throw RPCError(code: 400, message: "USERS_TOO_MUCH") }
         let date = Self.date(call)
         let maxMembers = limits.maxChannelMembers
@@ -111,15 +124,16 @@ extension TestTelegramService {
             return (result, deliveries)
         }
         push(deliveries, except: call)
-        return TestTelegram.serialized(Api.messages.InvitedUsers.invitedUsers(.init(updates: result, missingInvitees: [])))
+        return Api.messages.InvitedUsers.invitedUsers(.init(updates: result, missingInvitees: []))
     }
 
     /// `channels.leaveChannel`: the caller is no longer a member (the creator cannot leave: `USER_CREATOR`, as
     /// Telegram answers before ownership moves). The answer, and the caller's other sessions, carry `updateChannel`
     /// with the channel as `channelForbidden`: what a client sees once it is out.
-    private func leave(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func leave(_ call: RPCCall, _ request: Api.functions.channels.LeaveChannel)
+        throws(RPCError) -> Api.Updates {
         let me = try caller(call)
-        let input = try call.request.object("channel", as: Api.InputChannel.self)
+        let input = request.channel
         let date = Self.date(call)
         let result = try state.withLock { state throws(RPCError) -> Api.Updates in
             let id = try state.channelID(input, viewer: me)
@@ -133,7 +147,7 @@ extension TestTelegramService {
                                   chats: [channel.api(viewer: me)], date: date, seq: 0))
         }
         push(result, to: me, except: call)
-        return TestTelegram.serialized(result)
+        return result
     }
 
     // MARK: Sending and reading
@@ -144,7 +158,8 @@ extension TestTelegramService {
     /// session, which may have no connection (a closed client's), so it proves nothing; the members catch up through
     /// the `updateChannelTooLong` of their next getDifference and their getChannelDifference.
     func sendToChannel(_ call: RPCCall, me: Int64, channel input: Int64, accessHash: Int64, randomID: Int64,
-                       text: String, media: Api.MessageMedia?, entities: [Api.MessageEntity]?) throws(RPCError) -> [UInt8] {
+                       text: String, media: Api.MessageMedia?,
+                       entities: [Api.MessageEntity]?) throws(RPCError) -> Api.Updates {
         let date = Self.date(call)
         let limit = limits
         let withheld = faults?.withholdMessagePush
@@ -184,17 +199,18 @@ extension TestTelegramService {
             return (result, deliveries)
         }
         push(deliveries, except: call)
-        return TestTelegram.serialized(result)
+        return result
     }
 
     /// `channels.deleteMessages`: deletes the caller's own messages (the creator's: any) among `id` and moves the
     /// channel's pts by how many went (pts_count; ids already gone or never there are skipped). The caller gets
     /// `messages.affectedMessages` with the channel's pts — a channel's, not the common box's — and every other
     /// member's sessions `updateDeleteChannelMessages`.
-    private func deleteMessages(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func deleteMessages(_ call: RPCCall, _ request: Api.functions.channels.DeleteMessages)
+        throws(RPCError) -> Api.messages.AffectedMessages {
         let me = try caller(call)
-        let input = try call.request.object("channel", as: Api.InputChannel.self)
-        let ids = try call.request.objects("id", as: Int32.self)
+        let input = request.channel
+        let ids = request.id
         guard ids.count <= 100 else { throw RPCError(code: 400, message: "MESSAGE_IDS_TOO_MUCH") }
         let date = Self.date(call)
         let limit = limits
@@ -228,13 +244,13 @@ extension TestTelegramService {
             return (result, deliveries)
         }
         push(deliveries, except: call)
-        return TestTelegram.serialized(result)
+        return result
     }
 
     /// `messages.getHistory` in a channel, for members: the private chats' paging (`HistoryPaging`), answered as
     /// `messages.channelMessages` with the channel's pts.
     func channelHistory(me: Int64, channel input: Int64, accessHash: Int64,
-                        paging: HistoryPaging) throws(RPCError) -> [UInt8] {
+                        paging: HistoryPaging) throws(RPCError) -> Api.messages.Messages {
         let page = try state.withLock { state throws(RPCError) -> Api.messages.Messages in
             let channel = try state.channel(.inputChannel(.init(channelId: input, accessHash: accessHash)), viewer: me)
             try channel.checkMember(me)
@@ -246,7 +262,7 @@ extension TestTelegramService {
                 topics: [], chats: [channel.api(viewer: me)],
                 users: state.members(channel.broadcast ? [] : page.map(\.sender), viewer: me)))
         }
-        return TestTelegram.serialized(page)
+        return page
     }
 
     // MARK: Catching up
@@ -258,12 +274,13 @@ extension TestTelegramService {
     /// caller is then known to have the pts it reached. `force` changes nothing here; a
     /// `channelMessagesFilter` (message id ranges) is refused with FILTER_NOT_SUPPORTED rather than ignored, so a
     /// client that relies on it finds out.
-    private func channelDifference(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func channelDifference(_ call: RPCCall, _ request: Api.functions.updates.GetChannelDifference)
+        throws(RPCError) -> Api.updates.ChannelDifference {
         let me = try caller(call)
-        let input = try call.request.object("channel", as: Api.InputChannel.self)
-        let filter = try call.request.object("filter", as: Api.ChannelMessagesFilter.self)
-        let pts = try call.request.int("pts")
-        let limit = Int(max(1, min(100, try call.request.int("limit"))))
+        let input = request.channel
+        let filter = request.filter
+        let pts = request.pts
+        let limit = Int(max(1, min(100, request.limit)))
         // Clients refetch after this many seconds while they look at the channel.
         let timeout: Int32 = 30
         let result = try state.withLock { state throws(RPCError) -> Api.updates.ChannelDifference in
@@ -306,7 +323,7 @@ extension TestTelegramService {
             state.channels[channel.id]?.members[me] = reached
             return answer
         }
-        return TestTelegram.serialized(result)
+        return result
     }
 }
 

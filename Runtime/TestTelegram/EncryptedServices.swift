@@ -14,6 +14,7 @@ import MTProtoCrypto
 import MTProtoServer
 import TLRuntime
 import TelegramApi
+import TelegramApiServer
 
 extension TestTelegramService {
     /// Bounds on secret chats (`Limits.secretChats`).
@@ -51,34 +52,56 @@ extension TestTelegramService {
     static let secretChatDH = try? DHParameters(prime: DHPrimeCache.telegramPrime, g: 3)
 
     func registerEncrypted(into handlers: inout RPCHandlers) {
-        handlers.register("messages.getDhConfig") { [self] call throws(RPCError) in try dhConfig(call) }
-        handlers.register("messages.requestEncryption") { [self] call throws(RPCError) in try requestEncryption(call) }
-        handlers.register("messages.acceptEncryption") { [self] call throws(RPCError) in try acceptEncryption(call) }
-        handlers.register("messages.discardEncryption") { [self] call throws(RPCError) in try discardEncryption(call) }
-        handlers.register("messages.sendEncrypted") { [self] call throws(RPCError) in try sendEncrypted(call, kind: .message) }
-        handlers.register("messages.sendEncryptedService") { [self] call throws(RPCError) in
-            try sendEncrypted(call, kind: .service)
+        handlers.on(Api.functions.messages.GetDhConfig.self) { [self] call, request throws(RPCError) in
+            try dhConfig(call, request)
         }
-        handlers.register("messages.sendEncryptedFile") { [self] call throws(RPCError) in try sendEncrypted(call, kind: .file) }
-        handlers.register("messages.uploadEncryptedFile") { [self] call throws(RPCError) in try uploadEncryptedFile(call) }
-        handlers.register("messages.readEncryptedHistory") { [self] call throws(RPCError) in try readEncryptedHistory(call) }
-        handlers.register("messages.setEncryptedTyping") { [self] call throws(RPCError) in try setEncryptedTyping(call) }
-        handlers.register("messages.receivedQueue") { [self] call throws(RPCError) in try receivedQueue(call) }
+        handlers.on(Api.functions.messages.RequestEncryption.self) { [self] call, request throws(RPCError) in
+            try requestEncryption(call, request)
+        }
+        handlers.on(Api.functions.messages.AcceptEncryption.self) { [self] call, request throws(RPCError) in
+            try acceptEncryption(call, request)
+        }
+        handlers.on(Api.functions.messages.DiscardEncryption.self) { [self] call, request throws(RPCError) in
+            try discardEncryption(call, request)
+        }
+        handlers.on(Api.functions.messages.SendEncrypted.self) { [self] call, request throws(RPCError) in
+            try sendEncrypted(call, kind: .message, peer: request.peer, randomID: request.randomId, data: request.data)
+        }
+        handlers.on(Api.functions.messages.SendEncryptedService.self) { [self] call, request throws(RPCError) in
+            try sendEncrypted(call, kind: .service, peer: request.peer, randomID: request.randomId, data: request.data)
+        }
+        handlers.on(Api.functions.messages.SendEncryptedFile.self) { [self] call, request throws(RPCError) in
+            try sendEncrypted(call, kind: .file, peer: request.peer, randomID: request.randomId, data: request.data,
+                              file: request.file)
+        }
+        handlers.on(Api.functions.messages.UploadEncryptedFile.self) { [self] call, request throws(RPCError) in
+            try uploadEncryptedFile(call, request)
+        }
+        handlers.on(Api.functions.messages.ReadEncryptedHistory.self) { [self] call, request throws(RPCError) in
+            try readEncryptedHistory(call, request)
+        }
+        handlers.on(Api.functions.messages.SetEncryptedTyping.self) { [self] call, request throws(RPCError) in
+            try setEncryptedTyping(call, request)
+        }
+        handlers.on(Api.functions.messages.ReceivedQueue.self) { [self] call, request throws(RPCError) in
+            try receivedQueue(call, request)
+        }
     }
 
     // MARK: The handshake
 
-    private func dhConfig(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func dhConfig(_ call: RPCCall, _ request: Api.functions.messages.GetDhConfig)
+        throws(RPCError) -> Api.messages.DhConfig {
         _ = try caller(call)
-        let version = try call.request.int("version")
-        let length = try call.request.int("random_length")
+        let version = request.version
+        let length = request.randomLength
         guard (0...Self.maxDHRandomLength).contains(length) else { throw RPCError(code: 400, message: "RANDOM_LENGTH_INVALID") }
         let bytes = random.bytes(Int(length))
         if version == Self.dhConfigVersion {
-            return TestTelegram.serialized(Api.messages.DhConfig.dhConfigNotModified(.init(random: bytes)))
+            return Api.messages.DhConfig.dhConfigNotModified(.init(random: bytes))
         }
-        return TestTelegram.serialized(Api.messages.DhConfig.dhConfig(.init(
-            g: 3, p: DHPrimeCache.telegramPrime, version: Self.dhConfigVersion, random: bytes)))
+        return Api.messages.DhConfig.dhConfig(.init(
+            g: 3, p: DHPrimeCache.telegramPrime, version: Self.dhConfigVersion, random: bytes))
     }
 
     /// g_a and g_b are 256 bytes with 1 < v < p − 1 and 2^(2048−64) < v < p − 2^(2048−64)
@@ -91,11 +114,12 @@ extension TestTelegramService {
 
     /// Creates a chat waiting for the participant: the requester gets `encryptedChatWaiting`, the participant
     /// `updateEncryption(encryptedChatRequested)` with g_a. Each party has its own access hash.
-    private func requestEncryption(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func requestEncryption(_ call: RPCCall, _ request: Api.functions.messages.RequestEncryption)
+        throws(RPCError) -> Api.EncryptedChat {
         let me = try caller(call)
-        let user = try call.request.object("user_id", as: Api.InputUser.self)
-        let randomID = try call.request.int("random_id")
-        let gA = try call.request.bytes("g_a")
+        let user = request.userId
+        let randomID = request.randomId
+        let gA = request.gA
         try Self.checkPublicValue(gA, error: "DH_G_A_INVALID")
         // Chat ids are positive; a few draws make a collision with a live id vanishingly unlikely.
         let candidates = (0..<4).map { _ in Int32(truncatingIfNeeded: random.int64()) & Int32.max }
@@ -121,16 +145,17 @@ extension TestTelegramService {
             return (chat.api(for: me), state.announce(id, date: date))
         }
         push(deliveries, except: call)
-        return TestTelegram.serialized(answer)
+        return answer
     }
 
     /// The participant accepts with g_b: it gets `encryptedChat` carrying g_a, the requester `updateEncryption`
     /// carrying g_b; both carry the key fingerprint the participant computed (the server cannot check it).
-    private func acceptEncryption(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func acceptEncryption(_ call: RPCCall, _ request: Api.functions.messages.AcceptEncryption)
+        throws(RPCError) -> Api.EncryptedChat {
         let me = try caller(call)
-        let peer = try call.request.object("peer", as: Api.InputEncryptedChat.self)
-        let gB = try call.request.bytes("g_b")
-        let fingerprint = try call.request.long("key_fingerprint")
+        let peer = request.peer
+        let gB = request.gB
+        let fingerprint = request.keyFingerprint
         let date = Self.date(call)
         let (answer, deliveries) = try state.withLock { state throws(RPCError) -> (Api.EncryptedChat, [Delivery]) in
             guard let chat = state.secret.chat(peer, me: me), chat.participant == me else {
@@ -148,14 +173,15 @@ extension TestTelegramService {
             return (state.secret.chats[chat.id]?.api(for: me) ?? .encryptedChatEmpty(.init(id: chat.id)), deliveries)
         }
         push(deliveries, except: call)
-        return TestTelegram.serialized(answer)
+        return answer
     }
 
     /// Either party ends the chat, accepted or not: both get `encryptedChatDiscarded`.
-    private func discardEncryption(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func discardEncryption(_ call: RPCCall, _ request: Api.functions.messages.DiscardEncryption)
+        throws(RPCError) -> Bool {
         let me = try caller(call)
-        let chatID = try call.request.int("chat_id")
-        let deleteHistory = call.request.flag("delete_history")
+        let chatID = request.chatId
+        let deleteHistory = request.deleteHistory
         let date = Self.date(call)
         guard chatID != 0 else { throw RPCError(code: 400, message: "CHAT_ID_EMPTY") }
         let deliveries = try state.withLock { state throws(RPCError) -> [Delivery] in
@@ -168,7 +194,7 @@ extension TestTelegramService {
             return state.announce(chatID, date: date)
         }
         push(deliveries, except: call)
-        return TestTelegram.serializedTrue()
+        return true
     }
 
     // MARK: Messages
@@ -180,12 +206,10 @@ extension TestTelegramService {
     /// Relays `data` (and a file) to the other party as `updateNewEncryptedMessage` with its next qts; the sender
     /// gets the date. `data` is key_fingerprint (8 bytes), msg_key (16) and whole AES blocks
     /// (core.telegram.org/api/end-to-end, "Sending encrypted messages"); the server looks no further.
-    private func sendEncrypted(_ call: RPCCall, kind: EncryptedKind) throws(RPCError) -> [UInt8] {
+    private func sendEncrypted(_ call: RPCCall, kind: EncryptedKind, peer: Api.InputEncryptedChat, randomID: Int64,
+                               data: [UInt8], file input: Api.InputEncryptedFile? = nil)
+        throws(RPCError) -> Api.messages.SentEncryptedMessage {
         let me = try caller(call)
-        let peer = try call.request.object("peer", as: Api.InputEncryptedChat.self)
-        let randomID = try call.request.long("random_id")
-        let data = try call.request.bytes("data")
-        let input = kind == .file ? try call.request.object("file", as: Api.InputEncryptedFile.self) : nil
         let limits = limits.secretChats
         guard data.count <= limits.maxDataBytes else { throw RPCError(code: 400, message: "DATA_TOO_LONG") }
         guard data.count >= 24 + 16, (data.count - 24) % 16 == 0 else { throw RPCError(code: 400, message: "DATA_INVALID") }
@@ -221,14 +245,15 @@ extension TestTelegramService {
             return (answer, delivery)
         }
         if let delivery { push(delivery.update, to: delivery.user, except: call) }
-        return TestTelegram.serialized(answer)
+        return answer
     }
 
     /// Stores an uploaded encrypted file for a chat without sending it.
-    private func uploadEncryptedFile(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func uploadEncryptedFile(_ call: RPCCall, _ request: Api.functions.messages.UploadEncryptedFile)
+        throws(RPCError) -> Api.EncryptedFile {
         let me = try caller(call)
-        let peer = try call.request.object("peer", as: Api.InputEncryptedChat.self)
-        let input = try call.request.object("file", as: Api.InputEncryptedFile.self)
+        let peer = request.peer
+        let input = request.file
         let fileID = random.int64(), fileHash = random.int64()
         let date = Self.date(call)
         let limits = limits.secretChats
@@ -237,14 +262,15 @@ extension TestTelegramService {
             return try state.storeEncryptedFile(input, me: me, dcID: call.endpoint.dcID, id: fileID, accessHash: fileHash,
                                                 date: date, limits: limits)
         }
-        return TestTelegram.serialized(file.api)
+        return file.api
     }
 
     /// The other party learns how far its messages were read (`updateEncryptedMessagesRead`), once per advance.
-    private func readEncryptedHistory(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func readEncryptedHistory(_ call: RPCCall, _ request: Api.functions.messages.ReadEncryptedHistory)
+        throws(RPCError) -> Bool {
         let me = try caller(call)
-        let peer = try call.request.object("peer", as: Api.InputEncryptedChat.self)
-        let maxDate = try call.request.int("max_date")
+        let peer = request.peer
+        let maxDate = request.maxDate
         let date = Self.date(call)
         guard maxDate <= date else { throw RPCError(code: 400, message: "MAX_DATE_INVALID") }
         let delivery = try state.withLock { state throws(RPCError) -> Delivery? in
@@ -256,16 +282,15 @@ extension TestTelegramService {
                                         logAs: SecretEventKey(chat: chat.id, read: true))
         }
         if let delivery { push(delivery.update, to: delivery.user, except: call) }
-        return TestTelegram.serializedTrue()
+        return true
     }
 
     /// `updateEncryptedChatTyping` to the other party while typing; not kept for `getDifference`.
-    private func setEncryptedTyping(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func setEncryptedTyping(_ call: RPCCall, _ request: Api.functions.messages.SetEncryptedTyping)
+        throws(RPCError) -> Bool {
         let me = try caller(call)
-        let peer = try call.request.object("peer", as: Api.InputEncryptedChat.self)
-        guard case .bool(let typing)? = call.request["typing"] else {
-            throw RPCError(code: 400, message: "INPUT_REQUEST_INVALID: messages.setEncryptedTyping.typing")
-        }
+        let peer = request.peer
+        let typing = request.typing
         let date = Self.date(call)
         let delivery = try state.withLock { state throws(RPCError) -> Delivery? in
             let chat = try state.secret.usableChat(peer, me: me)
@@ -274,32 +299,21 @@ extension TestTelegramService {
                                         date: date, logAs: nil)
         }
         if let delivery { push(delivery.update, to: delivery.user, except: call) }
-        return TestTelegram.serializedTrue()
+        return true
     }
 
     /// Acknowledges the queued messages up to `max_qts`: the server forgets them and answers their random_ids.
-    private func receivedQueue(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func receivedQueue(_ call: RPCCall, _ request: Api.functions.messages.ReceivedQueue)
+        throws(RPCError) -> [Int64] {
         let me = try caller(call)
-        let maxQts = try call.request.int("max_qts")
+        let maxQts = request.maxQts
         let randomIDs = try state.withLock { state throws(RPCError) -> [Int64] in
             guard maxQts >= 0, maxQts <= state.secret.boxes[me]?.qts ?? 0 else {
                 throw RPCError(code: 400, message: "MAX_QTS_INVALID")
             }
             return state.secret.boxes[me]?.acknowledge(upTo: maxQts) ?? []
         }
-        let buffer = Buffer()
-        buffer.appendVectorHeader(count: randomIDs.count, boxed: true)
-        for id in randomIDs { buffer.appendInt64(id) }
-        return buffer.bytes
-    }
-}
-
-extension TestTelegram {
-    /// `boolTrue`'s wire bytes.
-    static func serializedTrue() -> [UInt8] {
-        let buffer = Buffer()
-        buffer.appendBool(true)
-        return buffer.bytes
+        return randomIDs
     }
 }
 

@@ -8,6 +8,7 @@ import MTProtoCrypto
 import MTProtoServer
 import TLRuntime
 import TelegramApi
+import TelegramApiServer
 
 extension TestTelegramService {
     static let maxPartSize = 512 * 1024
@@ -15,25 +16,26 @@ extension TestTelegramService {
     static let smallFileLimit = 10 * 1024 * 1024
 
     func registerFiles(into handlers: inout RPCHandlers) {
-        handlers.register("upload.saveFilePart") { [self] call throws(RPCError) in
-            try savePart(call, totalParts: nil)
+        handlers.on(Api.functions.upload.SaveFilePart.self) { [self] call, request throws(RPCError) in
+            try savePart(call, fileID: request.fileId, part: request.filePart, bytes: request.bytes, totalParts: nil)
         }
-        handlers.register("upload.saveBigFilePart") { [self] call throws(RPCError) in
+        handlers.on(Api.functions.upload.SaveBigFilePart.self) { [self] call, request throws(RPCError) in
             // -1: a streamed upload whose size is not known yet (core.telegram.org/api/files#streamed-uploads).
-            let total = try call.request.int("file_total_parts")
+            let total = request.fileTotalParts
             guard total == -1 || (1...Self.maxParts).contains(total) else {
                 throw RPCError(code: 400, message: "FILE_PARTS_INVALID")
             }
-            return try savePart(call, totalParts: total)
+            return try savePart(call, fileID: request.fileId, part: request.filePart, bytes: request.bytes,
+                                totalParts: total)
         }
-        handlers.register("upload.getFile") { [self] call throws(RPCError) in try getFile(call) }
+        handlers.onWritingResult(Api.functions.upload.GetFile.self) { [self] call, request throws(RPCError) in
+            try getFile(call, request)
+        }
     }
 
-    private func savePart(_ call: RPCCall, totalParts: Int32?) throws(RPCError) -> [UInt8] {
+    private func savePart(_ call: RPCCall, fileID: Int64, part: Int32, bytes: [UInt8],
+                          totalParts: Int32?) throws(RPCError) -> Bool {
         let me = try caller(call)
-        let fileID = try call.request.long("file_id")
-        let part = try call.request.int("file_part")
-        let bytes = try call.request.bytes("bytes")
         let known = totalParts.flatMap { $0 > 0 ? $0 : nil }
         guard part >= 0, part < (known ?? Self.maxParts) else { throw RPCError(code: 400, message: "FILE_PART_INVALID") }
         guard !bytes.isEmpty else { throw RPCError(code: 400, message: "FILE_PART_EMPTY") }
@@ -64,7 +66,7 @@ extension TestTelegramService {
             }
         }
         recordPart(.upload(user: me, fileID: fileID), bytes: bytes.count, call: call)
-        return TestTelegram.serializedTrue()
+        return true
     }
 
     /// Turns an uploaded file into a document on this DC (its parts are consumed).
@@ -101,12 +103,13 @@ extension TestTelegramService {
 
     /// `upload.getFile`: offset a multiple of 4 KiB (1 KiB with `precise`), limit a multiple of 4 KiB (1 KiB) of at
     /// most 1 MiB that divides 1 MiB unless `precise`, and the chunk within one 1 MiB block.
-    private func getFile(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    /// The answer is written here rather than returned as a value (see `uploadFile`).
+    private func getFile(_ call: RPCCall, _ request: Api.functions.upload.GetFile) throws(RPCError) -> [UInt8] {
         _ = try caller(call)
-        let location = try call.request.object("location", as: Api.InputFileLocation.self)
-        let offset = try call.request.long("offset")
-        let limit = Int64(try call.request.int("limit"))
-        let precise = call.request.flag("precise")
+        let location = request.location
+        let offset = request.offset
+        let limit = Int64(request.limit)
+        let precise = request.precise
         let unit: Int64 = precise ? 1024 : 4096
         let block: Int64 = 1 << 20
         guard limit > 0, limit <= block, limit % unit == 0, precise || block % limit == 0 else {
@@ -133,7 +136,10 @@ extension TestTelegramService {
         }
         guard dcID == call.endpoint.dcID else { throw RPCError(code: 303, message: "FILE_MIGRATE_\(dcID)") }
         guard referenceValid else { throw RPCError(code: 400, message: "FILE_REFERENCE_EXPIRED") }
-        if case .document(let id)? = file, let redirect = try cdnRedirect(document: id, call) { return redirect }
+        if case .document(let id)? = file,
+           let redirect = try cdnRedirect(document: id, cdnSupported: request.cdnSupported) {
+            return TestTelegram.serialized(redirect)
+        }
         let start = Int(min(offset, Int64(bytes.count)))
         let end = Int(min(offset + limit, Int64(bytes.count)))
         let answer = Self.uploadFile(mtime: date, bytes: bytes[start..<end])
@@ -169,7 +175,8 @@ extension TestTelegramService {
 extension Account {
     /// The bytes of a finished upload made on `dcID`: every part present, all but the last the same size, a size
     /// dividing 512 KiB; the MD5 right when given; at most 10 MB unless `big`. The upload stays until `dropUpload`.
-    func assembleUpload(_ fileID: Int64, parts: Int32, big: Bool, md5: String?, dcID: Int32) throws(RPCError) -> [UInt8] {
+    func assembleUpload(_ fileID: Int64, parts: Int32, big: Bool, md5: String?, dcID: Int32)
+        throws(RPCError) -> [UInt8] {
         guard let upload = uploads[fileID], upload.dcID == dcID, upload.big == big, parts > 0,
               upload.totalParts.map({ $0 == parts }) ?? true
         else { throw RPCError(code: 400, message: "FILE_PARTS_INVALID") }

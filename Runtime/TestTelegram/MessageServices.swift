@@ -8,76 +8,82 @@ import MTProto
 import MTProtoServer
 import TLRuntime
 import TelegramApi
+import TelegramApiServer
 
 extension TestTelegramService {
     func registerUsers(into handlers: inout RPCHandlers) {
-        handlers.register("users.getUsers") { [self] call throws(RPCError) in
+        handlers.on(Api.functions.users.GetUsers.self) { [self] call, request throws(RPCError) in
             let me = try caller(call)
-            let inputs = try call.request.objects("id", as: Api.InputUser.self)
+            let inputs = request.id
             guard inputs.count <= 200 else { throw RPCError(code: 400, message: "LIMIT_INVALID") }
-            let users = state.withLock { state in
+            return state.withLock { state in
                 // Unknown ids are left out, as Telegram does.
                 inputs.compactMap { state.resolve($0, me: me) }.map { state.user($0, viewer: me) }
             }
-            let buffer = Buffer()
-            buffer.appendVector(users, boxed: true)
-            return buffer.bytes
         }
-        handlers.register("users.getFullUser") { [self] call throws(RPCError) in
+        handlers.on(Api.functions.users.GetFullUser.self) { [self] call, request throws(RPCError) in
             let me = try caller(call)
-            let input = try call.request.object("id", as: Api.InputUser.self)
+            let input = request.id
             let user = try state.withLock { state throws(RPCError) in
                 guard let id = state.resolve(input, me: me) else { throw RPCError(code: 400, message: "USER_ID_INVALID") }
                 return (id, state.user(id, viewer: me))
             }
-            return TestTelegram.serialized(Api.users.UserFull.userFull(.init(
+            return .userFull(.init(
                 fullUser: .userFull(.init(id: user.0, settings: .peerSettings(.init()),
                                           notifySettings: .peerNotifySettings(.init()), commonChatsCount: 0)),
-                chats: [], users: [user.1])))
+                chats: [], users: [user.1]))
         }
-        handlers.register("contacts.resolveUsername") { [self] call throws(RPCError) in
+        handlers.on(Api.functions.contacts.ResolveUsername.self) { [self] call, request throws(RPCError) in
             let me = try caller(call)
-            let username = try call.request.string("username")
+            let username = request.username
             let found = try state.withLock { state throws(RPCError) in
                 guard let id = state.usernames[username.lowercased()] else {
                     throw RPCError(code: 400, message: "USERNAME_NOT_OCCUPIED")
                 }
                 return (id, state.user(id, viewer: me))
             }
-            return TestTelegram.serialized(Api.contacts.ResolvedPeer.resolvedPeer(.init(
-                peer: .peerUser(.init(userId: found.0)), chats: [], users: [found.1])))
+            return .resolvedPeer(.init(peer: .peerUser(.init(userId: found.0)), chats: [], users: [found.1]))
         }
     }
 
     func registerMessages(into handlers: inout RPCHandlers) {
-        handlers.register("messages.sendMessage") { [self] call throws(RPCError) in
-            let text = try call.request.string("message")
+        handlers.on(Api.functions.messages.SendMessage.self) { [self] call, request throws(RPCError) in
+            let text = request.message
             guard !text.isEmpty else { throw RPCError(code: 400, message: "MESSAGE_EMPTY") }
             guard text.count <= 4096 else { throw RPCError(code: 400, message: "MESSAGE_TOO_LONG") }
-            return try send(call, text: text, media: nil, entities: try Self.entities(call.request, text: text))
+            return try send(call, peer: request.peer, randomID: request.randomId, text: text, media: nil,
+                            entities: try Self.entities(request.entities, text: text))
         }
-        handlers.register("messages.sendMedia") { [self] call throws(RPCError) in
-            let media = try call.request.object("media", as: Api.InputMedia.self)
-            let text = try call.request.string("message")
+        handlers.on(Api.functions.messages.SendMedia.self) { [self] call, request throws(RPCError) in
+            let text = request.message
             guard text.count <= 1024 else { throw RPCError(code: 400, message: "MEDIA_CAPTION_TOO_LONG") }
-            let document = try storeDocument(from: media, call)
-            return try send(call, text: text, media: .messageMediaDocument(.init(document: document)))
+            let document = try storeDocument(from: request.media, call)
+            return try send(call, peer: request.peer, randomID: request.randomId, text: text,
+                            media: .messageMediaDocument(.init(document: document)))
         }
-        handlers.register("messages.getHistory") { [self] call throws(RPCError) in try history(call) }
-        handlers.register("messages.getDialogs") { [self] call throws(RPCError) in try dialogs(call) }
-        handlers.register("messages.readHistory") { [self] call throws(RPCError) in try readHistory(call) }
+        handlers.on(Api.functions.messages.GetHistory.self) { [self] call, request throws(RPCError) in
+            try history(call, request)
+        }
+        handlers.on(Api.functions.messages.GetDialogs.self) { [self] call, request throws(RPCError) in
+            try refuseBots(call)
+            return try dialogs(call, request)
+        }
+        handlers.on(Api.functions.messages.ReadHistory.self) { [self] call, request throws(RPCError) in
+            try readHistory(call, peer: request.peer, maxID: request.maxId)
+        }
     }
 
     func registerUpdates(into handlers: inout RPCHandlers) {
-        handlers.register("updates.getState") { [self] call throws(RPCError) in
+        handlers.on(Api.functions.updates.GetState.self) { [self] call, _ throws(RPCError) in
             let me = try caller(call)
             let state: (Int32, Int32, Int32, Int32) = self.state.withLock { state in
                 state.accounts[me].map { ($0.pts, $0.seq, $0.totalUnread, state.secret.qts(of: me)) } ?? (1, 0, 0, 0)
             }
-            return TestTelegram.serialized(Api.updates.State.state(.init(
-                pts: state.0, qts: state.3, date: Self.date(call), seq: state.1, unreadCount: state.2)))
+            return .state(.init(pts: state.0, qts: state.3, date: Self.date(call), seq: state.1, unreadCount: state.2))
         }
-        handlers.register("updates.getDifference") { [self] call throws(RPCError) in try difference(call) }
+        handlers.on(Api.functions.updates.GetDifference.self) { [self] call, request throws(RPCError) in
+            try difference(call, pts: request.pts, qts: request.qts, since: request.date)
+        }
     }
 
     static func date(_ call: RPCCall) -> Int32 { Int32(clamping: Int64(call.now)) }
@@ -86,11 +92,9 @@ extension TestTelegramService {
 
     /// Stores a message in the sender's box and the recipient's, and answers `updates` with `updateMessageID` and
     /// `updateNewMessage`; the recipient's sessions and the sender's others get theirs pushed.
-    private func send(_ call: RPCCall, text: String, media: Api.MessageMedia?,
-                      entities: [Api.MessageEntity]? = nil) throws(RPCError) -> [UInt8] {
+    private func send(_ call: RPCCall, peer: Api.InputPeer, randomID: Int64, text: String, media: Api.MessageMedia?,
+                      entities: [Api.MessageEntity]? = nil) throws(RPCError) -> Api.Updates {
         let me = try caller(call)
-        let peer = try call.request.object("peer", as: Api.InputPeer.self)
-        let randomID = try call.request.long("random_id")
         if case .inputPeerChannel(let channel) = peer {
             return try sendToChannel(call, me: me, channel: channel.channelId, accessHash: channel.accessHash,
                                      randomID: randomID, text: text, media: media, entities: entities)
@@ -142,15 +146,16 @@ extension TestTelegramService {
             return (result, deliveries)
         }
         push(deliveries, except: call)
-        return TestTelegram.serialized(result)
+        return result
     }
 
     // MARK: Reading
 
-    private func history(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func history(_ call: RPCCall, _ request: Api.functions.messages.GetHistory)
+        throws(RPCError) -> Api.messages.Messages {
         let me = try caller(call)
-        let peer = try call.request.object("peer", as: Api.InputPeer.self)
-        let paging = try HistoryPaging(call.request)
+        let peer = request.peer
+        let paging = HistoryPaging(request)
         if case .inputPeerChannel(let channel) = peer {
             return try channelHistory(me: me, channel: channel.channelId, accessHash: channel.accessHash, paging: paging)
         }
@@ -168,7 +173,7 @@ extension TestTelegramService {
             return .messagesSlice(.init(count: Int32(clamping: all.count), messages: messages, topics: [], chats: [],
                                         users: users))
         }
-        return TestTelegram.serialized(page)
+        return page
     }
 
     /// Private chats with a message and the channels the account is in: the pinned ones first in pin order (on the
@@ -176,13 +181,14 @@ extension TestTelegramService {
     /// offset_peer) of the previous page's last dialog (core.telegram.org/api/offsets). A channel's dialog carries its
     /// pts, where a client starts that channel's update box (core.telegram.org/api/updates). Everything is in the
     /// main folder (0): the archive (1) is empty.
-    private func dialogs(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func dialogs(_ call: RPCCall, _ request: Api.functions.messages.GetDialogs)
+        throws(RPCError) -> Api.messages.Dialogs {
         let me = try caller(call)
-        let offsetDate = try call.request.int("offset_date"), offsetID = try call.request.int("offset_id")
-        let offsetPeer = try call.request.object("offset_peer", as: Api.InputPeer.self)
-        let excludePinned = call.request.flag("exclude_pinned")
-        let folder = (try? call.request.optionalArgument("folder_id", as: Int32.self)) ?? nil
-        var limit = Int(try call.request.int("limit"))
+        let offsetDate = request.offsetDate, offsetID = request.offsetId
+        let offsetPeer = request.offsetPeer
+        let excludePinned = request.excludePinned
+        let folder = request.folderId
+        var limit = Int(request.limit)
         if limit <= 0 || limit > 100 { limit = 100 }
         let result = state.withLock { state -> Api.messages.Dialogs in
             guard let account = state.accounts[me], folder ?? 0 == 0 else {
@@ -221,15 +227,14 @@ extension TestTelegramService {
             return .dialogsSlice(.init(count: Int32(clamping: total), dialogs: dialogs, messages: messages, chats: chats,
                                        users: users))
         }
-        return TestTelegram.serialized(result)
+        return result
     }
 
     /// Marks the chat read up to `max_id` in the reader's box; the other party learns its messages were read
     /// (`updateReadHistoryOutbox` with its own box's id).
-    private func readHistory(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func readHistory(_ call: RPCCall, peer: Api.InputPeer, maxID: Int32)
+        throws(RPCError) -> Api.messages.AffectedMessages {
         let me = try caller(call)
-        let peer = try call.request.object("peer", as: Api.InputPeer.self)
-        let maxID = try call.request.int("max_id")
         let date = Self.date(call)
         let limit = limits.maxUpdateLog
         let (pts, deliveries) = try state.withLock { state throws(RPCError) -> (Int32, [Delivery]) in
@@ -265,8 +270,7 @@ extension TestTelegramService {
             return (read.pts, deliveries)
         }
         push(deliveries, except: call)
-        return TestTelegram.serialized(Api.messages.AffectedMessages.affectedMessages(
-            .init(pts: pts, ptsCount: deliveries.isEmpty ? 0 : 1)))
+        return .affectedMessages(.init(pts: pts, ptsCount: deliveries.isEmpty ? 0 : 1))
     }
 
     // MARK: Catching up
@@ -275,10 +279,9 @@ extension TestTelegramService {
     /// `differenceEmpty`, or `differenceTooLong` when the log no longer reaches back that far; with the encrypted
     /// messages after its qts and the secret chats' dated updates (EncryptedServices.swift), and in a final
     /// `difference` an `updateChannelTooLong` for each channel the account is behind in (ChannelServices.swift).
-    private func difference(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func difference(_ call: RPCCall, pts: Int32, qts: Int32, since: Int32)
+        throws(RPCError) -> Api.updates.Difference {
         let me = try caller(call)
-        let pts = try call.request.int("pts")
-        let qts = try call.request.int("qts"), since = try call.request.int("date")
         let date = Self.date(call)
         let result = state.withLock { state -> Api.updates.Difference in
             guard let account = state.accounts[me] else { return .differenceEmpty(.init(date: date, seq: 0)) }
@@ -314,7 +317,7 @@ extension TestTelegramService {
                 newMessages: messages, newEncryptedMessages: secret.messages, otherUpdates: others + behind.updates,
                 chats: behind.chats, users: state.users(peers, viewer: me), state: reached))
         }
-        return TestTelegram.serialized(result)
+        return result
     }
 }
 
@@ -376,14 +379,18 @@ struct HistoryPaging {
     let offsetID: Int32, offsetDate: Int32, addOffset: Int32, maxID: Int32, minID: Int32
     let limit: Int
 
-    init(_ request: TLRequest) throws(RPCError) {
-        offsetID = try request.int("offset_id")
-        offsetDate = try request.int("offset_date")
-        addOffset = try request.int("add_offset")
-        maxID = try request.int("max_id")
-        minID = try request.int("min_id")
-        let asked = Int(try request.int("limit"))
-        limit = asked <= 0 || asked > 100 ? 100 : asked
+    init(offsetID: Int32, offsetDate: Int32, addOffset: Int32, maxID: Int32, minID: Int32, limit asked: Int32) {
+        self.offsetID = offsetID
+        self.offsetDate = offsetDate
+        self.addOffset = addOffset
+        self.maxID = maxID
+        self.minID = minID
+        limit = asked <= 0 || asked > 100 ? 100 : Int(asked)
+    }
+
+    init(_ request: Api.functions.messages.GetHistory) {
+        self.init(offsetID: request.offsetId, offsetDate: request.offsetDate, addOffset: request.addOffset,
+                  maxID: request.maxId, minID: request.minId, limit: request.limit)
     }
 
     /// The messages within max_id/min_id, newest first.

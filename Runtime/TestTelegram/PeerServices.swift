@@ -7,16 +7,32 @@ import MTProtoCrypto
 import MTProtoServer
 import TLRuntime
 import TelegramApi
+import TelegramFormatting
+import TelegramApiServer
 
 extension TestTelegramService {
     func registerPeers(into handlers: inout RPCHandlers) {
-        handlers.register("messages.search") { [self] call throws(RPCError) in try search(call) }
-        handlers.register("messages.toggleDialogPin") { [self] call throws(RPCError) in try togglePin(call) }
-        handlers.register("messages.editMessage") { [self] call throws(RPCError) in try edit(call) }
-        handlers.register("messages.deleteMessages") { [self] call throws(RPCError) in try deletePrivate(call) }
-        handlers.register("messages.setTyping") { [self] call throws(RPCError) in try typing(call) }
-        handlers.register("account.updateStatus") { [self] call throws(RPCError) in try status(call) }
-        handlers.register("messages.getBotCallbackAnswer") { [self] call throws(RPCError) in try callbackQuery(call) }
+        handlers.on(Api.functions.messages.Search.self) { [self] call, request throws(RPCError) in
+            try search(call, request)
+        }
+        handlers.on(Api.functions.messages.ToggleDialogPin.self) { [self] call, request throws(RPCError) in
+            try togglePin(call, request)
+        }
+        handlers.on(Api.functions.messages.EditMessage.self) { [self] call, request throws(RPCError) in
+            try edit(call, request)
+        }
+        handlers.on(Api.functions.messages.DeleteMessages.self) { [self] call, request throws(RPCError) in
+            try deletePrivate(call, request)
+        }
+        handlers.on(Api.functions.messages.SetTyping.self) { [self] call, request throws(RPCError) in
+            try typing(call, request)
+        }
+        handlers.on(Api.functions.account.UpdateStatus.self) { [self] call, request throws(RPCError) in
+            try status(call, request)
+        }
+        handlers.on(Api.functions.messages.GetBotCallbackAnswer.self) { [self] call, request throws(RPCError) in
+            try callbackQuery(call, request)
+        }
     }
 
     /// Stores `count` messages between two accounts, alternating senders, dated one second apart from `startDate`,
@@ -58,12 +74,13 @@ extension TestTelegramService {
 
     /// The `entities` of a send or edit, checked against the text: offsets and lengths in UTF-16 code units inside
     /// it (core.telegram.org/api/entities), at most 100 (ENTITIES_TOO_LONG as Telegram answers).
-    static func entities(_ request: TLRequest, text: String) throws(RPCError) -> [Api.MessageEntity]? {
-        guard let entities = try? request.optionalArgument("entities", as: [Api.MessageEntity].self) else { return nil }
+    static func entities(_ entities: [Api.MessageEntity]?, text: String) throws(RPCError) -> [Api.MessageEntity]? {
+        guard let entities else { return nil }
         guard entities.count <= 100 else { throw RPCError(code: 400, message: "ENTITIES_TOO_LONG") }
         let units = text.utf16.count
         for entity in entities {
-            guard let (offset, length) = entity.span, offset >= 0, length > 0, Int(offset) + Int(length) <= units else {
+            let (offset, length) = entity.range
+            guard offset >= 0, length > 0, Int(offset) + Int(length) <= units else {
                 throw RPCError(code: 400, message: "ENTITY_BOUNDS_INVALID")
             }
         }
@@ -75,15 +92,16 @@ extension TestTelegramService {
     /// `messages.search` in one chat: messages whose text contains `q` (case-insensitively; all for an empty `q`)
     /// within min_date/max_date, paged as `getHistory` is (offset_id, add_offset, limit, max_id, min_id). Only
     /// `inputMessagesFilterEmpty` is served (FILTER_NOT_SUPPORTED otherwise, so a client relying on another finds out).
-    private func search(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func search(_ call: RPCCall, _ request: Api.functions.messages.Search)
+        throws(RPCError) -> Api.messages.Messages {
         let me = try caller(call)
-        let peer = try call.request.object("peer", as: Api.InputPeer.self)
-        let query = try call.request.string("q").lowercased()
-        guard case .inputMessagesFilterEmpty = try call.request.object("filter", as: Api.MessagesFilter.self) else {
+        let peer = request.peer
+        let query = request.q.lowercased()
+        guard case .inputMessagesFilterEmpty = request.filter else {
             throw RPCError(code: 400, message: "FILTER_NOT_SUPPORTED")
         }
-        let minDate = try call.request.int("min_date"), maxDate = try call.request.int("max_date")
-        let paging = try HistoryPaging(search: call.request)
+        let minDate = request.minDate, maxDate = request.maxDate
+        let paging = HistoryPaging(search: request)
         func matches(_ text: String, _ date: Int32) -> Bool {
             (minDate <= 0 || date >= minDate) && (maxDate <= 0 || date <= maxDate)
                 && (query.isEmpty || text.lowercased().contains(query))
@@ -109,17 +127,18 @@ extension TestTelegramService {
             return .messagesSlice(.init(count: Int32(clamping: all.count), messages: page.map { $0.api(owner: me) },
                                         topics: [], chats: [], users: state.users([me, with], viewer: me)))
         }
-        return TestTelegram.serialized(result)
+        return result
     }
 
     // MARK: Dialogs
 
     /// `messages.toggleDialogPin`: pins (at the top, newest pin first, as Telegram orders them) or unpins a
     /// private chat or a channel; at most `maxPinnedDialogs` (PINNED_DIALOGS_TOO_MUCH).
-    private func togglePin(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func togglePin(_ call: RPCCall, _ request: Api.functions.messages.ToggleDialogPin)
+        throws(RPCError) -> Bool {
         let me = try caller(call)
-        let pin = call.request.flag("pinned")
-        guard case .inputDialogPeer(let dialog) = try call.request.object("peer", as: Api.InputDialogPeer.self) else {
+        let pin = request.pinned
+        guard case .inputDialogPeer(let dialog) = request.peer else {
             throw RPCError(code: 400, message: "PEER_ID_INVALID")
         }
         try state.withLock { state throws(RPCError) in
@@ -141,7 +160,7 @@ extension TestTelegramService {
                 account.pinned.insert(peer, at: 0)
             }
         }
-        return TestTelegram.serializedTrue()
+        return true
     }
 
     /// Telegram's bound for an account without Premium.
@@ -152,16 +171,16 @@ extension TestTelegramService {
     /// `messages.editMessage` of one's own message in a private chat: the new text and entities, with `edit_date`,
     /// in both boxes; each party gets `updateEditMessage` with its own pts (the editor as the call's result).
     /// Channel messages cannot be edited here (CHANNEL_EDIT_NOT_SUPPORTED rather than a silent no-op).
-    private func edit(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func edit(_ call: RPCCall, _ request: Api.functions.messages.EditMessage) throws(RPCError) -> Api.Updates {
         let me = try caller(call)
-        let peer = try call.request.object("peer", as: Api.InputPeer.self)
-        let id = try call.request.int("id")
-        guard let text = try? call.request.optionalArgument("message", as: String.self), !text.isEmpty else {
+        let peer = request.peer
+        let id = request.id
+        guard let text = request.message, !text.isEmpty else {
             throw RPCError(code: 400, message: "MESSAGE_EMPTY")
         }
         guard text.count <= 4096 else { throw RPCError(code: 400, message: "MESSAGE_TOO_LONG") }
         if case .inputPeerChannel = peer { throw RPCError(code: 400, message: "CHANNEL_EDIT_NOT_SUPPORTED") }
-        let entities = try Self.entities(call.request, text: text)
+        let entities = try Self.entities(request.entities, text: text)
         let date = Self.date(call)
         let limit = limits.maxUpdateLog
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
@@ -203,17 +222,18 @@ extension TestTelegramService {
             return (mine, deliveries)
         }
         push(deliveries, except: call)
-        return TestTelegram.serialized(result)
+        return result
     }
 
     /// `messages.deleteMessages` in private chats: the ids in the caller's box go, and with `revoke` their twins in
     /// the other parties' boxes; each box that lost messages gets one `updateDeleteMessages` (its pts moves by one).
     /// The caller's is answered as `messages.affectedMessages`, the others pushed.
-    private func deletePrivate(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func deletePrivate(_ call: RPCCall, _ request: Api.functions.messages.DeleteMessages)
+        throws(RPCError) -> Api.messages.AffectedMessages {
         let me = try caller(call)
-        let ids = try call.request.objects("id", as: Int32.self)
+        let ids = request.id
         guard ids.count <= 100 else { throw RPCError(code: 400, message: "MESSAGE_IDS_TOO_MUCH") }
-        let revoke = call.request.flag("revoke")
+        let revoke = request.revoke
         let date = Self.date(call)
         let limit = limits.maxUpdateLog
         let (affected, deliveries) = try state.withLock { state throws(RPCError) -> (Api.messages.AffectedMessages, [Delivery]) in
@@ -245,17 +265,17 @@ extension TestTelegramService {
             return (.affectedMessages(.init(pts: mine.0, ptsCount: mine.1 == nil ? 0 : 1)), deliveries)
         }
         push(deliveries, except: call)
-        return TestTelegram.serialized(affected)
+        return affected
     }
 
     // MARK: Presence
 
     /// `messages.setTyping`: the other party of a private chat gets `updateUserTyping`, every other member of a
     /// channel `updateChannelUserTyping` with the typist as it sees it. Not part of any box (no pts, no seq).
-    private func typing(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func typing(_ call: RPCCall, _ request: Api.functions.messages.SetTyping) throws(RPCError) -> Bool {
         let me = try caller(call)
-        let peer = try call.request.object("peer", as: Api.InputPeer.self)
-        let action = try call.request.object("action", as: Api.SendMessageAction.self)
+        let peer = request.peer
+        let action = request.action
         let date = Self.date(call)
         let deliveries = try state.withLock { state throws(RPCError) -> [Delivery] in
             if case .inputPeerChannel(let input) = peer {
@@ -276,14 +296,14 @@ extension TestTelegramService {
                                         users: state.users([me], viewer: to), chats: [], date: date, seq: 0)))]
         }
         push(deliveries, except: nil)
-        return TestTelegram.serializedTrue()
+        return true
     }
 
     /// `account.updateStatus`: everyone with a private chat with the caller gets `updateUserStatus` (online for five
     /// minutes, or offline since now).
-    private func status(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func status(_ call: RPCCall, _ request: Api.functions.account.UpdateStatus) throws(RPCError) -> Bool {
         let me = try caller(call)
-        let offline = try call.request.object("offline", as: Bool.self)
+        let offline = request.offline
         let date = Self.date(call)
         let status: Api.UserStatus = offline ? .userStatusOffline(.init(wasOnline: date))
             : .userStatusOnline(.init(expires: date &+ 300))
@@ -294,17 +314,18 @@ extension TestTelegramService {
             }
         }
         push(deliveries, except: nil)
-        return TestTelegram.serializedTrue()
+        return true
     }
 
     /// `messages.getBotCallbackAnswer` on a message from another account, which plays the bot: it gets
     /// `updateBotCallbackQuery` (the message under its own id, the presser as it sees it) and the presser an empty
     /// answer at once (Telegram waits for the bot's `setBotCallbackAnswer`; here no bot answer is awaited).
-    private func callbackQuery(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func callbackQuery(_ call: RPCCall, _ request: Api.functions.messages.GetBotCallbackAnswer)
+        throws(RPCError) -> Api.messages.BotCallbackAnswer {
         let me = try caller(call)
-        let peer = try call.request.object("peer", as: Api.InputPeer.self)
-        let messageID = try call.request.int("msg_id")
-        let data = try? call.request.optionalArgument("data", as: [UInt8].self)
+        let peer = request.peer
+        let messageID = request.msgId
+        let data = request.data
         let queryID = random.int64()
         let date = Self.date(call)
         let delivery = try state.withLock { state throws(RPCError) -> Delivery in
@@ -319,7 +340,7 @@ extension TestTelegramService {
                 users: state.users([me], viewer: bot), chats: [], date: date, seq: 0)))
         }
         push([delivery], except: nil)
-        return TestTelegram.serialized(Api.messages.BotCallbackAnswer.botCallbackAnswer(.init(cacheTime: 0)))
+        return Api.messages.BotCallbackAnswer.botCallbackAnswer(.init(cacheTime: 0))
     }
 }
 
@@ -377,29 +398,9 @@ extension Account {
 
 extension HistoryPaging {
     /// `messages.search`'s paging: `getHistory`'s without offset_date.
-    init(search request: TLRequest) throws(RPCError) {
-        offsetID = try request.int("offset_id")
-        offsetDate = 0
-        addOffset = try request.int("add_offset")
-        maxID = try request.int("max_id")
-        minID = try request.int("min_id")
-        let asked = Int(try request.int("limit"))
-        limit = asked <= 0 || asked > 100 ? 100 : asked
-    }
-}
-
-extension Api.MessageEntity {
-    /// Offset and length, in UTF-16 code units; nil for a kind this server does not know.
-    var span: (Int32, Int32)? {
-        let mirror = Mirror(reflecting: self)
-        guard let payload = mirror.children.first?.value else { return nil }
-        var offset: Int32?, length: Int32?
-        for child in Mirror(reflecting: payload).children {
-            if child.label == "offset" { offset = child.value as? Int32 }
-            if child.label == "length" { length = child.value as? Int32 }
-        }
-        guard let offset, let length else { return nil }
-        return (offset, length)
+    init(search request: Api.functions.messages.Search) {
+        self.init(offsetID: request.offsetId, offsetDate: 0, addOffset: request.addOffset, maxID: request.maxId,
+                  minID: request.minId, limit: request.limit)
     }
 }
 

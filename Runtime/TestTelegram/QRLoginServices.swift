@@ -7,6 +7,7 @@ import MTProto
 import MTProtoServer
 import TLRuntime
 import TelegramApi
+import TelegramApiServer
 
 /// A login token handed out by `auth.exportLoginToken` (to show) or with `loginTokenMigrateTo` (to import).
 struct LoginTokenEntry {
@@ -26,12 +27,20 @@ extension TestTelegramService {
     public static let loginTokenLifetime: Double = 30
 
     func registerQRLogin(into handlers: inout RPCHandlers) {
-        handlers.register("auth.exportLoginToken") { [self] call throws(RPCError) in try exportLoginToken(call) }
-        handlers.register("auth.importLoginToken") { [self] call throws(RPCError) in try importLoginToken(call) }
-        handlers.register("auth.acceptLoginToken") { [self] call throws(RPCError) in try acceptLoginToken(call) }
+        handlers.on(Api.functions.auth.ExportLoginToken.self) { [self] call, request throws(RPCError) in
+            try exportLoginToken(call, request)
+        }
+        handlers.on(Api.functions.auth.ImportLoginToken.self) { [self] call, request throws(RPCError) in
+            try importLoginToken(call, request)
+        }
+        handlers.on(Api.functions.auth.AcceptLoginToken.self) { [self] call, request throws(RPCError) in
+            try refuseBots(call)
+            return try acceptLoginToken(call, token: request.token)
+        }
     }
 
-    private func exportLoginToken(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func exportLoginToken(_ call: RPCCall, _ request: Api.functions.auth.ExportLoginToken)
+        throws(RPCError) -> Api.auth.LoginToken {
         let key = DCKey(dcID: call.endpoint.dcID, authKeyID: call.authKeyID)
         let fresh = random.bytes(32)
         let answer: Api.auth.LoginToken = try state.withLock { state throws(RPCError) in
@@ -62,11 +71,12 @@ extension TestTelegramService {
                                                               expires: call.now + Self.loginTokenLifetime)
             return .loginToken(.init(expires: Int32(clamping: Int64(call.now + Self.loginTokenLifetime)), token: fresh))
         }
-        return TestTelegram.serialized(answer)
+        return answer
     }
 
     /// Logs `key` in as `user`, or leaves it waiting for the password.
-    private func signInByToken(_ user: Int64, key: DCKey, state: inout ServiceState) throws(RPCError) -> Api.auth.Authorization {
+    private func signInByToken(_ user: Int64, key: DCKey, state: inout ServiceState)
+        throws(RPCError) -> Api.auth.Authorization {
         if state.signIn.passwords[user] != nil {
             state.signIn.awaitingPassword[key] = user
             throw RPCError(code: 401, message: "SESSION_PASSWORD_NEEDED")
@@ -76,8 +86,9 @@ extension TestTelegramService {
         return .authorization(.init(user: state.user(user, viewer: user)))
     }
 
-    private func importLoginToken(_ call: RPCCall) throws(RPCError) -> [UInt8] {
-        let token = try call.request.bytes("token")
+    private func importLoginToken(_ call: RPCCall, _ request: Api.functions.auth.ImportLoginToken)
+        throws(RPCError) -> Api.auth.LoginToken {
+        let token = request.token
         let key = DCKey(dcID: call.endpoint.dcID, authKeyID: call.authKeyID)
         let authorization = try state.withLock { state throws(RPCError) in
             guard let entry = state.signIn.loginTokens[token], case .import(let user, let dc) = entry.kind else {
@@ -88,12 +99,11 @@ extension TestTelegramService {
             state.signIn.loginTokens.removeValue(forKey: token)
             return try signInByToken(user, key: key, state: &state)
         }
-        return TestTelegram.serialized(Api.auth.LoginToken.loginTokenSuccess(.init(authorization: authorization)))
+        return Api.auth.LoginToken.loginTokenSuccess(.init(authorization: authorization))
     }
 
-    private func acceptLoginToken(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func acceptLoginToken(_ call: RPCCall, token: [UInt8]) throws(RPCError) -> Api.Authorization {
         let me = try caller(call)
-        let token = try call.request.bytes("token")
         let hash = random.int64()
         let exporter = try state.withLock { state throws(RPCError) in
             guard var entry = state.signIn.loginTokens[token], case .export(let exporter, let accepted) = entry.kind else {
@@ -107,9 +117,9 @@ extension TestTelegramService {
         }
         push(.updateShort(.init(update: .updateLoginToken, date: Int32(clamping: Int64(call.now)))), toKey: exporter)
         let now = Int32(clamping: Int64(call.now))
-        return TestTelegram.serialized(Api.Authorization.authorization(.init(
+        return Api.Authorization.authorization(.init(
             hash: hash, deviceModel: "QR login", platform: "", systemVersion: "", apiId: 0, appName: "", appVersion: "",
-            dateCreated: now, dateActive: now, ip: "127.0.0.1", country: "", region: "")))
+            dateCreated: now, dateActive: now, ip: "127.0.0.1", country: "", region: ""))
     }
 
     /// Sends `update` to every session of one key subscribed to updates (a key that is not logged in has no

@@ -13,6 +13,7 @@ import MTProtoCrypto
 import MTProtoServer
 import TLRuntime
 import TelegramApi
+import TelegramApiServer
 
 /// A cloud password as the server keeps it.
 struct StoredPassword {
@@ -57,51 +58,44 @@ extension TestTelegramService {
     static let passwordFailureWindow: Double = 600
     /// Seconds an srp_id stays valid.
     static let challengeLifetime: Double = 300
-    /// Methods a bot may not call (BOT_METHOD_INVALID).
-    static let userOnlyMethods = ["account.getPassword", "account.updatePasswordSettings", "messages.getDialogs",
-                                  "auth.acceptLoginToken"]
-
-    /// Registers the password, resend/cancel and bot handlers; runs after the other services, as it wraps some of
-    /// theirs with the bot check.
+    /// Registers the password, resend/cancel and bot handlers (and the QR login's).
     func registerSignIn(into handlers: inout RPCHandlers) {
-        handlers.register("account.getPassword") { [self] call throws(RPCError) in try getPassword(call) }
-        handlers.register("auth.checkPassword") { [self] call throws(RPCError) in try checkPassword(call) }
-        handlers.register("account.updatePasswordSettings") { [self] call throws(RPCError) in
-            try updatePasswordSettings(call)
+        handlers.on(Api.functions.account.GetPassword.self) { [self] call, _ throws(RPCError) in
+            try refuseBots(call)
+            return try getPassword(call)
         }
-        handlers.register("auth.resendCode") { [self] call throws(RPCError) in try resendCode(call) }
-        handlers.register("auth.cancelCode") { [self] call throws(RPCError) in
-            let phone = try phone(call)
-            let hash = try call.request.string("phone_code_hash")
+        handlers.on(Api.functions.auth.CheckPassword.self) { [self] call, request throws(RPCError) in
+            try checkPassword(call, password: request.password)
+        }
+        handlers.on(Api.functions.account.UpdatePasswordSettings.self) { [self] call, request throws(RPCError) in
+            try refuseBots(call)
+            return try updatePasswordSettings(call, request)
+        }
+        handlers.on(Api.functions.auth.ResendCode.self) { [self] call, request throws(RPCError) in
+            try resendCode(call, phone: try phone(request.phoneNumber), hash: request.phoneCodeHash)
+        }
+        handlers.on(Api.functions.auth.CancelCode.self) { [self] call, request throws(RPCError) in
+            let phone = try phone(request.phoneNumber)
+            let hash = request.phoneCodeHash
             try state.withLock { state throws(RPCError) in
                 guard let pending = state.codes[hash], pending.phone == phone else {
                     throw RPCError(code: 400, message: "PHONE_CODE_EXPIRED")
                 }
                 state.codes.removeValue(forKey: hash)
             }
-            return TestTelegram.serializedTrue()
+            return true
         }
-        handlers.register("auth.importBotAuthorization") { [self] call throws(RPCError) in try importBot(call) }
+        handlers.on(Api.functions.auth.ImportBotAuthorization.self) { [self] call, request throws(RPCError) in
+            try importBot(call, token: request.botAuthToken)
+        }
         registerQRLogin(into: &handlers)
-        // A bot's placeholder number is no phone: no code is sent to it, nobody signs in with it.
-        for method in ["auth.sendCode", "auth.signIn", "auth.signUp"] {
-            guard let inner = handlers.handlers[method] else { continue }
-            handlers.register(method) { [self] call throws(RPCError) in
-                let number = try phone(call)
-                let isBot = state.withLock { state in state.phones[number.digits].map { state.signIn.bots.contains($0) } ?? false }
-                if isBot || number.dcDigit == 0 { throw RPCError(code: 400, message: "PHONE_NUMBER_INVALID") }
-                return try inner(call)
-            }
-        }
-        for method in Self.userOnlyMethods {
-            guard let inner = handlers.handlers[method] else { continue }
-            handlers.register(method) { [self] call throws(RPCError) in
-                let key = DCKey(dcID: call.endpoint.dcID, authKeyID: call.authKeyID)
-                let isBot = state.withLock { state in state.authorizations[key].map { state.signIn.bots.contains($0) } ?? false }
-                if isBot { throw RPCError(code: 400, message: "BOT_METHOD_INVALID") }
-                return try inner(call)
-            }
-        }
+    }
+
+    /// BOT_METHOD_INVALID when the call's key is signed in as a bot: for the methods only people may call.
+    func refuseBots(_ call: RPCCall) throws(RPCError) {
+        let key = DCKey(dcID: call.endpoint.dcID, authKeyID: call.authKeyID)
+        let isBot = state.withLock { state in state.authorizations[key].map { state.signIn.bots.contains($0) } ?? false }
+        if isBot { throw RPCError(code: 400, message: "BOT_METHOD_INVALID") }
     }
 
     /// Gives an account a cloud password (as if set in an app): a fresh salt, the verifier, the hint.
@@ -159,7 +153,7 @@ extension TestTelegramService {
         return state.authorizations[key] ?? state.signIn.awaitingPassword[key]
     }
 
-    private func getPassword(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func getPassword(_ call: RPCCall) throws(RPCError) -> Api.account.Password {
         let b = random.bytes(256), srpID = random.int64()
         let newSalt1 = random.bytes(8), newSalt2 = random.bytes(16), secureSalt = random.bytes(8)
         let secureRandom = random.bytes(32)
@@ -171,8 +165,8 @@ extension TestTelegramService {
             .init(salt1: newSalt1, salt2: newSalt2, g: 3, p: DHPrimeCache.telegramPrime))
         let secureAlgo = Api.SecurePasswordKdfAlgo.securePasswordKdfAlgoPBKDF2HMACSHA512iter100000(.init(salt: secureSalt))
         guard let stored else {
-            return TestTelegram.serialized(Api.account.Password.password(.init(
-                newAlgo: newAlgo, newSecureAlgo: secureAlgo, secureRandom: secureRandom)))
+            return Api.account.Password.password(.init(
+                newAlgo: newAlgo, newSecureAlgo: secureAlgo, secureRandom: secureRandom))
         }
         let gB: [UInt8]
         do {
@@ -188,9 +182,9 @@ extension TestTelegramService {
             }
             state.signIn.challenges[srpID] = PendingSRP(user: user, b: b, gB: gB, expires: call.now + Self.challengeLifetime)
         }
-        return TestTelegram.serialized(Api.account.Password.password(.init(
+        return Api.account.Password.password(.init(
             currentAlgo: stored.algo, srpB: gB, srpId: srpID, hint: stored.hint, newAlgo: newAlgo,
-            newSecureAlgo: secureAlgo, secureRandom: secureRandom)))
+            newSecureAlgo: secureAlgo, secureRandom: secureRandom))
     }
 
     /// Checks an `InputCheckPasswordSRP` for `user`'s password: the srp_id is used up either way; wrong answers
@@ -228,8 +222,8 @@ extension TestTelegramService {
         state.signIn.failures[user] = nil
     }
 
-    private func checkPassword(_ call: RPCCall) throws(RPCError) -> [UInt8] {
-        let input = try call.request.object("password", as: Api.InputCheckPasswordSRP.self)
+    private func checkPassword(_ call: RPCCall, password input: Api.InputCheckPasswordSRP)
+        throws(RPCError) -> Api.auth.Authorization {
         let key = DCKey(dcID: call.endpoint.dcID, authKeyID: call.authKeyID)
         let user = try state.withLock { state throws(RPCError) in
             guard let user = state.signIn.awaitingPassword[key] else {
@@ -241,13 +235,14 @@ extension TestTelegramService {
             try state.authorize(key, as: user, limits: limits)
             return state.user(user, viewer: user)
         }
-        return TestTelegram.serialized(Api.auth.Authorization.authorization(.init(user: user)))
+        return Api.auth.Authorization.authorization(.init(user: user))
     }
 
-    private func updatePasswordSettings(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+    private func updatePasswordSettings(_ call: RPCCall, _ request: Api.functions.account.UpdatePasswordSettings)
+        throws(RPCError) -> Bool {
         let me = try caller(call)
-        let input = try call.request.object("password", as: Api.InputCheckPasswordSRP.self)
-        let settings = try call.request.object("new_settings", as: Api.account.PasswordInputSettings.self)
+        let input = request.password
+        let settings = request.newSettings
         guard case .passwordInputSettings(let new) = settings else { throw RPCError(code: 400, message: "NEW_SETTINGS_INVALID") }
         var replacement: StoredPassword?
         switch new.newAlgo {
@@ -265,24 +260,21 @@ extension TestTelegramService {
             try verifyPassword(input, user: me, now: call.now, state: &state)
             state.signIn.passwords[me] = replacement
         }
-        return TestTelegram.serializedTrue()
+        return true
     }
 
-    private func resendCode(_ call: RPCCall) throws(RPCError) -> [UInt8] {
-        let phone = try phone(call)
-        let hash = try call.request.string("phone_code_hash")
+    private func resendCode(_ call: RPCCall, phone: TestPhone, hash: String) throws(RPCError) -> Api.auth.SentCode {
         try state.withLock { state throws(RPCError) in
             guard let pending = state.codes[hash], pending.phone == phone, pending.expires > call.now else {
                 throw RPCError(code: 400, message: "PHONE_CODE_EXPIRED")
             }
             state.codes[hash] = PendingCode(phone: phone, code: pending.code, expires: call.now + limits.codeLifetime)
         }
-        return TestTelegram.serialized(Api.auth.SentCode.sentCode(.init(
-            type: .sentCodeTypeSms(.init(length: 5)), phoneCodeHash: hash, timeout: Int32(limits.codeLifetime))))
+        return Api.auth.SentCode.sentCode(.init(
+            type: .sentCodeTypeSms(.init(length: 5)), phoneCodeHash: hash, timeout: Int32(limits.codeLifetime)))
     }
 
-    private func importBot(_ call: RPCCall) throws(RPCError) -> [UInt8] {
-        let token = try call.request.string("bot_auth_token")
+    private func importBot(_ call: RPCCall, token: String) throws(RPCError) -> Api.auth.Authorization {
         let key = DCKey(dcID: call.endpoint.dcID, authKeyID: call.authKeyID)
         let user = try state.withLock { state throws(RPCError) in
             guard Self.botTokenIsWellFormed(token), let id = state.signIn.botTokens[token] else {
@@ -294,6 +286,6 @@ extension TestTelegramService {
             try state.authorize(key, as: id, limits: limits)
             return state.user(id, viewer: id)
         }
-        return TestTelegram.serialized(Api.auth.Authorization.authorization(.init(user: user)))
+        return Api.auth.Authorization.authorization(.init(user: user))
     }
 }

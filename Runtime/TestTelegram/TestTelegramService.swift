@@ -68,6 +68,8 @@ public final class TestTelegramService: Sendable {
     /// The CDN DC and its files (CDNServices.swift).
     let cdn = Mutex(CDNState())
     let server = Mutex<WeakServer>(WeakServer())
+    /// A test's own handlers (`on(_:_:)`), looked up before the service's on every call.
+    let overrides = RPCOverrides()
 
     /// A service with no accounts.
     /// - Parameters:
@@ -99,7 +101,29 @@ public final class TestTelegramService: Sendable {
         registerPeers(into: &handlers)
         registerSignIn(into: &handlers)
         registerCDN(into: &handlers)
+        handlers.overrides = overrides
         return handlers
+    }
+
+    /// Answers `request`'s function with `handler` from the next call on, on every server running this service's
+    /// handlers: in place of the test Telegram's own answer, or for a method it does not serve. The handler returns
+    /// the function's result type (the compiler checks it) or throws the `rpc_error` to send.
+    ///
+    /// ```swift
+    /// service.on(Api.functions.messages.SendMessage.self) { _, _ throws(RPCError) in
+    ///     throw RPCError(code: 420, message: "FLOOD_WAIT_5")
+    /// }
+    /// service.on(Api.functions.help.GetPromoData.self) { call, _ in
+    ///     .promoDataEmpty(.init(expires: Int32(call.now) + 3600))
+    /// }
+    /// ```
+    public func on<Request: TLTypedRequest>(_ request: Request.Type, _ handler: @escaping RPCTypedHandler<Request>) {
+        overrides.on(request, handler)
+    }
+
+    /// Removes a handler set with `on(_:_:)`: the test Telegram answers `request`'s function as before it.
+    public func removeHandler<Request: TLTypedRequest>(for request: Request.Type) {
+        overrides.remove(request)
     }
 
     /// The server whose sessions get this service's updates. Held weakly: the server holds the handlers.

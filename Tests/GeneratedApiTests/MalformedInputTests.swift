@@ -15,10 +15,25 @@ import TelegramApi
 
     @Test func truncationAtEveryByteIsATypedError() throws {
         #expect(samples.count >= 6)
-        for record in samples {
+        Self.expectTruncationIsTyped(samples) { bytes throws(TLDecodingError) in
+            _ = try Corpus.registry.parse(bytes: bytes)
+        }
+    }
+
+    @Test func trailingBytesAreAnError() throws {
+        let record = try #require(samples.first)
+        Self.expectTrailingBytesAreAnError(record) { bytes throws(TLDecodingError) in
+            _ = try Corpus.registry.parse(bytes: bytes)
+        }
+    }
+
+    /// Each record cut at every byte fails to parse with `parse`, as a truncation at or before the cut.
+    static func expectTruncationIsTyped(_ records: [Corpus.Record],
+                                        parse: ([UInt8]) throws(TLDecodingError) -> Void) {
+        for record in records {
             for length in 0..<record.bytes.count {
                 do {
-                    _ = try Corpus.registry.parse(bytes: Array(record.bytes[0..<length]))
+                    try parse(Array(record.bytes[0..<length]))
                     Issue.record("\(record.name) truncated to \(length) of \(record.bytes.count) bytes parsed")
                 } catch {
                     #expect(error.offset <= length, "\(record.name) at \(length): \(error)")
@@ -32,13 +47,18 @@ import TelegramApi
         }
     }
 
-    @Test func trailingBytesAreAnError() throws {
-        let record = try #require(samples.first)
-        #expect {
-            _ = try Corpus.registry.parse(bytes: record.bytes + [0, 0, 0, 0])
-        } throws: { error in
-            guard let e = error as? TLDecodingError, case .trailingBytes(4) = e.reason else { return false }
-            return e.offset == record.bytes.count
+    /// The record with four bytes more fails with `parse` as trailing bytes, where the record ends.
+    static func expectTrailingBytesAreAnError(_ record: Corpus.Record,
+                                              parse: ([UInt8]) throws(TLDecodingError) -> Void) {
+        do {
+            try parse(record.bytes + [0, 0, 0, 0])
+            Issue.record("\(record.name) with trailing bytes parsed")
+        } catch {
+            guard case .trailingBytes(4) = error.reason else {
+                Issue.record("\(record.name): expected trailing bytes, got \(error)")
+                return
+            }
+            #expect(error.offset == record.bytes.count)
         }
     }
 

@@ -1,9 +1,11 @@
 // Greeter's tests against the test Telegram, started in process for each test.
 import Greeter
+import MTProto
 import MTProtoClient
 import MTProtoCrypto
 import MTProtoServer
 import TelegramApi
+import TelegramApiServer
 import TelegramClient
 import Testing
 import TestTelegram
@@ -23,11 +25,12 @@ struct LocalTelegram {
     }
 
     /// A client of this server, signed in as `phone` (test numbers 99966XYYYY: the code is five X digits).
-    func client(phone: String) async throws -> TelegramClient {
+    /// With `floodWaitThreshold` 0 every FLOOD_WAIT reaches the caller (by default the client waits out short ones).
+    func client(phone: String, floodWaitThreshold: Int = 60) async throws -> TelegramClient {
         let client = TelegramClient(configuration: .init(
             app: .init(apiID: 12345, apiHash: "0123456789abcdef0123456789abcdef"),
             dcs: [2: DCAddress(host: "127.0.0.1", port: server.port)],
-            serverKeys: [key.publicKey], store: MemorySessionStore()))
+            serverKeys: [key.publicKey], store: MemorySessionStore(), floodWaitThreshold: floodWaitThreshold))
         try await signIn(client, phone: phone, code: "22222")
         return client
     }
@@ -81,6 +84,41 @@ struct LocalTelegram {
     let telegram = try await LocalTelegram()
     let alice = try await telegram.client(phone: "9996620001")
     await #expect(throws: GreeterError.noSuchUser("nobody_test")) { try await greet("nobody_test", with: alice) }
+    await alice.close()
+    try await telegram.server.shutdown()
+}
+
+/// A test answers one method its own way: the send is refused with a flood wait, and the caller sees it.
+@Test func aFloodWaitReachesTheCaller() async throws {
+    let telegram = try await LocalTelegram()
+    let alice = try await telegram.client(phone: "9996620001", floodWaitThreshold: 0)
+    // Typed: the handler gets messages.sendMessage's arguments and must return its result type (Api.Updates).
+    telegram.service.on(Api.functions.messages.SendMessage.self) { _, request throws(RPCError) in
+        guard request.message.hasPrefix("Hello") else { throw RPCError(code: 400, message: "MESSAGE_EMPTY") }
+        throw RPCError(code: 420, message: "FLOOD_WAIT_5")
+    }
+    await #expect {
+        try await greet("bob_test", with: alice)
+    } throws: { error in
+        guard case MTProtoClientError.rpc(let rpc) = error, case .floodWait(seconds: 5) = rpc.kind else { return false }
+        return true
+    }
+    // Without the override the test Telegram sends it again.
+    telegram.service.removeHandler(for: Api.functions.messages.SendMessage.self)
+    try await greet("bob_test", with: alice)
+    await alice.close()
+    try await telegram.server.shutdown()
+}
+
+/// A test returns a result of its choosing: the username resolves to a peer but carries no user with it, which the
+/// greeter must treat as no such user.
+@Test func aResolvedPeerWithoutItsUserIsNoSuchUser() async throws {
+    let telegram = try await LocalTelegram()
+    let alice = try await telegram.client(phone: "9996620001")
+    telegram.service.on(Api.functions.contacts.ResolveUsername.self) { _, _ in
+        .resolvedPeer(.init(peer: .peerUser(.init(userId: 4242)), chats: [], users: []))
+    }
+    await #expect(throws: GreeterError.noSuchUser("ghost_test")) { try await greet("ghost_test", with: alice) }
     await alice.close()
     try await telegram.server.shutdown()
 }
