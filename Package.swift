@@ -37,6 +37,7 @@ let package = Package(
         .plugin(name: "TLGenCommand", targets: ["TLGenCommand"]),
         .library(name: "MTProtoServer", targets: ["MTProtoServer", "TestTelegram"]),
         .executable(name: "mtserver", targets: ["mtserver"]),
+        .executable(name: "mtrelay", targets: ["mtrelay"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -121,6 +122,11 @@ let package = Package(
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
             path: "Tools/mtserver", swiftSettings: swiftSettings),
+        // The fault relay as a command, for interop scripts (cuts, pieces, delays, stalls; seeded).
+        .executableTarget(
+            name: "mtrelay",
+            dependencies: ["MTProtoServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/mtrelay", swiftSettings: swiftSettings),
 
         .executableTarget(
             name: "mtcall",
