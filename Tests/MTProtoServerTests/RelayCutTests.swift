@@ -42,6 +42,33 @@ final class MethodCounts: Sendable {
             requestTimeout: .seconds(30), reconnect: .init(maxAttempts: 8), session: session))
     }
 
+    /// Makes `total` calls, `window` at a time; how many returned true.
+    static func pipelined(_ total: Int, window: Int, _ call: @escaping @Sendable () async throws -> Bool)
+        async throws -> Int
+    {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            var started = 0, answered = 0
+            func start() {
+                group.addTask(operation: call)
+                started += 1
+            }
+            while started < min(window, total) { start() }
+            while let right = try await group.next() {
+                if right { answered += 1 }
+                if started < total { start() }
+            }
+            return answered
+        }
+    }
+
+    /// help.getNearestDc, answered as DC 2.
+    static func nearestDcIs2(_ client: TelegramClient) async throws -> Bool {
+        if case .nearestDc(let nearest) = try await client.invoke(Api.functions.help.getNearestDc()) {
+            return nearest.thisDc == 2
+        }
+        return false
+    }
+
     /// 3,000 calls, 100 in flight, through a relay that cuts every connection: every call answered with its own
     /// result, the server ran help.getNearestDc exactly 3,000 times, and the relay did cut.
     @Test(arguments: [1, 2, 3] as [UInt64])
@@ -52,25 +79,8 @@ final class MethodCounts: Sendable {
                                                seed: seed)
         let client = try Self.client(through: relay)
         _ = try await LocalTelegram.signIn(client, phone: "9996620001")
-        let total = 3_000, window = 100
-        let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
-            var started = 0, answered = 0
-            func start() {
-                group.addTask {
-                    if case .nearestDc(let nearest) = try await client.invoke(Api.functions.help.getNearestDc()) {
-                        return nearest.thisDc == 2
-                    }
-                    return false
-                }
-                started += 1
-            }
-            while started < window { start() }
-            while let right = try await group.next() {
-                if right { answered += 1 }
-                if started < total { start() }
-            }
-            return answered
-        }
+        let total = 3_000
+        let answered = try await Self.pipelined(total, window: 100) { try await Self.nearestDcIs2(client) }
         #expect(answered == total)
         #expect(counts["help.getNearestDc"] == total, "each request run once")
         #expect(relay.counts.cuts >= 2, "the relay cut \(relay.counts.cuts) connections")
