@@ -39,6 +39,7 @@ let package = Package(
         .plugin(name: "TLGenCommand", targets: ["TLGenCommand"]),
         .library(name: "MTProtoServer", targets: ["MTProtoServer", "TestTelegram"]),
         .executable(name: "mtserver", targets: ["mtserver"]),
+        .executable(name: "mtrelay", targets: ["mtrelay"]),
     ],
     traits: [
         .trait(name: "PortableCrypto",
@@ -141,6 +142,11 @@ let package = Package(
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
             path: "Tools/mtserver", swiftSettings: swiftSettings),
+        // The fault relay as a command, for interop scripts (cuts, pieces, delays, stalls; seeded).
+        .executableTarget(
+            name: "mtrelay",
+            dependencies: ["MTProtoServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/mtrelay", swiftSettings: swiftSettings),
 
         .executableTarget(
             name: "mtcall",

@@ -135,7 +135,9 @@ public struct Session: Sendable {
         self.messageIDs = MessageIDGenerator(role: role, timeOffset: timeOffset)
         self.saltSchedule = saltSchedule ?? SaltSchedule.hourly(first: salt, start: now - 60, random: random)
         self.received = ReceivedIDs(capacity: configuration.maxRememberedIDs)
-        self.retained = RetainedMessages(budget: configuration.maxRetainedBytes)
+        self.retained = RetainedMessages(budget: configuration.maxRetainedBytes,
+                                         maxCount: configuration.maxRetainedMessages,
+                                         maxAge: configuration.retainedMessageLifetime)
         self.uniqueID = random.int64()
     }
 
@@ -211,6 +213,10 @@ struct TrackedRequest: Sendable {
     /// The top-level msg_id (its container's, if packed) of the newest send.
     var topLevelID: Int64 = 0
     var queued = true
+    /// Queued to go out again under its newest msg_id and `seqNo` (a new connection carrying the session on).
+    var reuseID = false
+    /// The seq_no of its newest send.
+    var seqNo: Int32 = 0
     var acknowledged = false
     var solo = false
     var lastProgress: Double = 0

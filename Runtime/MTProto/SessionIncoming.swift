@@ -121,6 +121,10 @@ extension Session {
             }
         }
         if received.contains(id) {
+            // Acknowledged again: its sender keeps a content message until it is acknowledged, and re-sends what
+            // it keeps on a new connection, so an ack lost with the old one must not keep it there
+            // (core.telegram.org/mtproto/service_messages_about_messages, "Acknowledgment of Receipt").
+            if seqNo & 1 == 1 { queueAck(id, now: now) }
             if role == .server { answerDuplicate(id) }
             events.append(.ignored(messageID: id, .duplicate))
             return false
@@ -544,6 +548,7 @@ extension Session {
         containerOrder.removeAll()
         queue.removeAll { if case .request = $0.kind { false } else { true } }
         events.append(.sessionChanged(sessionID: sessionID))
+        for request in requests.keys { requests[request]?.reuseID = false }
         for (request, record) in requests.sorted(by: { $0.key < $1.key }) where !record.queued {
             requests[request]?.queued = true
             requests[request]?.acknowledged = false

@@ -76,6 +76,31 @@ extension Session {
         try track(.destroyAuthKey, body: ServiceWriter.words(WireID.destroyAuthKey) { _ in })
     }
 
+    /// Call when a new connection carries the session on after the last one was lost. What was in flight on the
+    /// lost connection may or may not have reached the server, and answers may have died with it; so every request
+    /// sent and not answered goes out again first, in order, under its own msg_id and seq_no. The server runs one it
+    /// never received and answers one it did from what it kept, never running it twice: a message re-sent keeps its
+    /// msg_id, and a duplicate msg_id is not handled again (core.telegram.org/mtproto/service_messages_about_messages,
+    /// "Explicit Request to Re-Send Messages"; core.telegram.org/mtproto/description, "Message Identifier").
+    /// Those still unanswered after that are asked about with `msgs_state_req` as usual.
+    public mutating func resendUnanswered(now: Double) {
+        var again: [Outgoing] = []
+        for (request, record) in requests.sorted(by: { $0.key < $1.key }) where !record.queued {
+            guard !record.messageIDs.isEmpty else { continue }
+            requests.modify(request) { record in
+                record.queued = true
+                record.reuseID = true
+                record.lastProgress = now
+                record.acknowledged = false
+                record.unansweredStateQueries = 0
+            }
+            again.append(Outgoing(kind: .request(request)))
+        }
+        queue.insert(contentsOf: again, at: 0)
+        // Queries sent on the lost connection will not be answered.
+        stateQueries.removeAll()
+    }
+
     /// Gives up on a request. If it was sent, `rpc_drop_answer` asks the server to drop its answer (reported as
     /// `.answerDropped`); a late answer is then ignored. Returns false for an unknown or finished request.
     @discardableResult
@@ -241,8 +266,10 @@ extension Session {
     mutating func prepare(_ message: Outgoing, now: Double) -> WireMessage? {
         switch message.kind {
             case .request(let request):
-                guard let (queued, binds) = requests.modify(request, { ($0.queued, $0.kind == .bindTemporaryKey) }),
-                      queued else { return nil }
+                guard let (queued, binds, reuse) = requests.modify(request, {
+                    ($0.queued, $0.kind == .bindTemporaryKey, $0.reuseID)
+                }), queued else { return nil }
+                if reuse { return prepareAgain(request, now: now) }
                 let id = messageIDs.next(now: now)
                 let seqNo = nextSeqNo(contentRelated: true)
                 let binding = binds ? bindingBody(request, messageID: id) : nil
@@ -250,6 +277,7 @@ extension Session {
                 guard let (body, solo, gone) = requests.modify(request, { record in
                     if let binding { record.body = binding }
                     record.queued = false
+                    record.seqNo = seqNo
                     record.messageIDs.append(id)
                     let gone = record.messageIDs.count > 16 ? record.messageIDs.removeFirst() : nil
                     record.lastProgress = now
@@ -257,7 +285,8 @@ extension Session {
                 }) else { return nil }
                 if let gone { requestByMessageID[gone] = nil }
                 requestByMessageID[id] = request
-                retained.insert(id, .init(seqNo: seqNo, body: MessageBody(body), isResponse: false, answers: nil))
+                retained.insert(id, .init(seqNo: seqNo, body: MessageBody(body), isResponse: false, answers: nil),
+                                now: now)
                 nextStateScan = min(nextStateScan, now + configuration.stateRequestAfter)
                 return WireMessage(id: id, seqNo: seqNo, body: MessageBody(body), solo: solo, isResponse: false,
                                    request: request)
@@ -266,7 +295,7 @@ extension Session {
                 let seqNo = nextSeqNo(contentRelated: contentRelated)
                 if contentRelated {
                     for (dropped, kept) in retained.insert(id, .init(seqNo: seqNo, body: body, isResponse: isResponse,
-                                                                     answers: answers)) {
+                                                                     answers: answers), now: now) {
                         if let request = kept.answers, self.answers[request] == dropped { self.answers[request] = nil }
                     }
                 }
@@ -282,6 +311,21 @@ extension Session {
                 return WireMessage(id: id, seqNo: kept.seqNo, body: kept.body, solo: false,
                                    isResponse: kept.isResponse, request: nil)
         }
+    }
+
+    /// A request queued by `resendUnanswered(now:)`: the same message again, under its newest msg_id and seq_no.
+    mutating func prepareAgain(_ request: RequestID, now: Double) -> WireMessage? {
+        guard let (id, seqNo, body, solo) = requests.modify(request, { record -> (Int64, Int32, [UInt8], Bool)? in
+            guard let id = record.messageIDs.last else { return nil }
+            record.queued = false
+            record.reuseID = false
+            record.lastProgress = now
+            return (id, record.seqNo, record.body, record.solo)
+        }) ?? nil else { return nil }
+        retained.insert(id, .init(seqNo: seqNo, body: MessageBody(body), isResponse: false, answers: nil), now: now)
+        nextStateScan = min(nextStateScan, now + configuration.stateRequestAfter)
+        return WireMessage(id: id, seqNo: seqNo, body: MessageBody(body), solo: solo, isResponse: false,
+                           request: request)
     }
 
     /// A frame laid out for sealing: 24 bytes of room, then the plaintext with its padding.

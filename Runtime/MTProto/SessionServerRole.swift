@@ -102,13 +102,29 @@ extension Session {
         }, contentRelated: true, isResponse: false, answers: nil)))
     }
 
-    /// A request seen again under the same msg_id: send the kept answer again if it is small, else tell the client
-    /// where it is (`msg_detailed_info`, service_messages_about_messages); nothing while it is being handled.
+    /// The session is now carried by another connection than before: what it sent on the last one and the client
+    /// has not acknowledged may have died with it. Updates and other messages that answer nothing go out again on
+    /// this one, oldest first, under their own msg_ids and seq_nos, which lets the client drop those it did receive
+    /// (core.telegram.org/mtproto/service_messages_about_messages: a sender keeps a content message until it is
+    /// acknowledged and re-sends it under the same msg_id). Answers wait for the client to re-send the requests it
+    /// has no answer to (`answerDuplicate`): sending every unacknowledged answer again would fill a connection that
+    /// is cut every few kilobytes before the client's acks could get out, so nothing would ever be acknowledged.
+    /// What is kept is bounded in bytes, count and age (`SessionConfiguration.maxRetainedBytes`,
+    /// `maxRetainedMessages`, `retainedMessageLifetime`).
+    public mutating func redeliverUnacknowledged() {
+        for id in retained.ids {
+            guard let kept = retained[id], kept.answers == nil else { continue }
+            queue.append(Outgoing(kind: .again(id: id, kept)))
+        }
+    }
+
+    /// A request seen again under the same msg_id: send the kept answer again under its own msg_id if it is small,
+    /// else tell the client where it is (`msg_detailed_info`, service_messages_about_messages); nothing while it is
+    /// being handled (the answer follows when it is made).
     mutating func answerDuplicate(_ id: Int64) {
         guard let answerID = answers[id], let kept = retained[answerID] else { return }
         if kept.body.count <= 1024 {
-            retained.remove(answerID)
-            queue.append(Outgoing(kind: .message(body: kept.body, contentRelated: true, isResponse: true, answers: id)))
+            queue.append(Outgoing(kind: .again(id: answerID, kept)))
         } else {
             queue.append(Outgoing(kind: .message(body: ServiceWriter.words(WireID.msgDetailedInfo) {
                 $0.appendInt64(id)

@@ -133,7 +133,7 @@ struct ReceivedIDs: Sendable {
     }
 }
 
-/// Sent content messages kept until acknowledged, within a byte budget (oldest dropped first).
+/// Sent content messages kept until acknowledged, within a byte budget, a count and an age (oldest dropped first).
 struct RetainedMessages: Sendable {
     struct Message: Sendable {
         let seqNo: Int32
@@ -141,6 +141,8 @@ struct RetainedMessages: Sendable {
         let isResponse: Bool
         /// Server role: the client msg_id this message answers.
         let answers: Int64?
+        /// When it was first sent (local time).
+        var sentAt: Double = 0
     }
 
     private(set) var messages = IDMap<Int64, Message>()
@@ -148,19 +150,41 @@ struct RetainedMessages: Sendable {
     private var head = 0
     private(set) var bytes = 0
     let budget: Int
+    let maxCount: Int
+    let maxAge: Double
 
-    init(budget: Int) { self.budget = max(0, budget) }
+    init(budget: Int, maxCount: Int = .max, maxAge: Double = .infinity) {
+        self.budget = max(0, budget)
+        self.maxCount = max(1, maxCount)
+        self.maxAge = maxAge
+    }
 
     subscript(id: Int64) -> Message? { messages[id] }
 
-    /// Keeps `message`; returns the messages dropped to stay within the budget.
+    /// The ids kept, oldest first.
+    var ids: [Int64] { order[head...].filter { messages[$0] != nil } }
+
+    /// Keeps `message`, sent at `now` (a message kept already keeps its first time); returns the messages dropped
+    /// to stay within the bounds.
     @discardableResult
-    mutating func insert(_ id: Int64, _ message: Message) -> [(Int64, Message)] {
-        if let old = messages.updateValue(message, forKey: id) { bytes -= old.body.count } else { order.append(id) }
+    mutating func insert(_ id: Int64, _ message: Message, now: Double = 0) -> [(Int64, Message)] {
+        var message = message
+        message.sentAt = now
+        if let old = messages.updateValue(message, forKey: id) {
+            bytes -= old.body.count
+            messages[id]?.sentAt = old.sentAt
+        } else {
+            order.append(id)
+        }
         bytes += message.body.count
         var dropped: [(Int64, Message)] = []
-        while bytes > budget, head < order.count {
+        while head < order.count {
             let oldest = order[head]
+            guard let kept = messages[oldest] else {
+                head += 1
+                continue
+            }
+            guard bytes > budget || messages.count > maxCount || now - kept.sentAt > maxAge else { break }
             head += 1
             if let gone = messages.removeValue(forKey: oldest) {
                 bytes -= gone.body.count

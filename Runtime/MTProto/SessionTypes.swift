@@ -47,6 +47,10 @@ public struct SessionConfiguration: Sendable {
     public var maxRememberedIDs = 65_536
     /// Bytes of sent content messages kept for `msg_resend_req` and of answers kept for `msg_resend_ans_req`.
     public var maxRetainedBytes = 4 << 20
+    /// …and how many of them, at most.
+    public var maxRetainedMessages = 16_384
+    /// …and for how long, seconds: a message older than the receiver's 300-second window could not be taken again.
+    public var retainedMessageLifetime: Double = 300
     /// How far back and ahead of the local (corrected) clock a received msg_id may claim to be (seconds):
     /// "300 seconds in the past or 30 seconds in the future" (description, "Checking msg_id").
     public var pastWindow: Double = 300

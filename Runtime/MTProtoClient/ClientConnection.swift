@@ -189,8 +189,9 @@ public struct ClientConnection: Sendable {
     }
 
     /// A connection that carries on `session` (its id, pending requests, salts and clock) over a new transport,
-    /// after the previous connection was lost. Requests it sent and got no answer for are settled by the session's
-    /// state queries (`msgs_state_req`): resent if the server did not receive them, never sent twice otherwise.
+    /// after the previous connection was lost. Requests it sent and got no answer for go out first, again under
+    /// their msg_ids (`Session.resendUnanswered(now:)`): the server runs those it never got and answers the others
+    /// from what it kept, so none runs twice.
     public init(configuration: Configuration, resuming session: Session, random: any RandomSource,
                 now: Double) throws(ClientConnectionError) {
         self.configuration = configuration
@@ -198,6 +199,8 @@ public struct ClientConnection: Sendable {
         transport = try Self.transport(configuration, random: random, now: now)
         permanentKey = configuration.storedKey
         temporaryKey = configuration.temporaryKeys == nil ? nil : configuration.storedTemporaryKey
+        var session = session
+        session.resendUnanswered(now: now)
         live = session
         phase = .ready
     }

@@ -121,6 +121,8 @@ public actor MTProtoClient {
 
     /// When and how often a lost connection is opened again: attempt n waits a uniformly random time in
     /// 0…min(maxDelay, initialDelay·2ⁿ) ("full jitter", so many clients cut off at once do not return at once).
+    /// One exception: a connection that was lost after the server had sent on it, while calls wait for answers, is
+    /// opened again at once; the waits start with the next attempt, after a failure to connect.
     public struct ReconnectPolicy: Sendable {
         /// Attempts after a loss before calls in flight fail; 0 turns reconnecting off.
         public var maxAttempts: Int
@@ -203,6 +205,8 @@ public actor MTProtoClient {
     private var writer: FrameWriter?
     /// Whether the current connection's first request went out (with `firstRequestPrefix`).
     private var prefixed = false
+    /// Whether the server sent anything on the current connection (a lost one that had is reopened at once).
+    private var heardFrom = false
     private var channel: (any Channel)?
     /// Counts connections, so a lost one's teardown cannot touch its successor.
     private var generation = 0
@@ -344,6 +348,7 @@ public actor MTProtoClient {
         generation += 1
         connectionCount += 1
         prefixed = false
+        heardFrom = false
         set(.connected)
         let current = generation
         startTask { await self.run(asyncChannel, opening: start.bytes, generation: current) }
@@ -616,8 +621,10 @@ public actor MTProtoClient {
     }
 
     private func reconnect() async {
+        // Calls waiting on a connection that worked until it was cut: every moment waited is theirs.
+        let atOnce = heardFrom && !(calls.isEmpty && waiting.isEmpty)
         for attempt in 0..<configuration.reconnect.maxAttempts {
-            let delay = configuration.reconnect.delay(attempt: attempt, random: random)
+            let delay = atOnce && attempt == 0 ? .zero : configuration.reconnect.delay(attempt: attempt, random: random)
             set(.waitingForNetwork(attempt: attempt + 1, retryIn: delay))
             try? await Task.sleep(for: delay)
             if closing || failure != nil { return }
@@ -741,6 +748,7 @@ public actor MTProtoClient {
         } catch {
             return false
         }
+        heardFrom = true
         if !received.bytes.isEmpty { writer?.write(received.bytes) }
         handle(received.events)
         return true

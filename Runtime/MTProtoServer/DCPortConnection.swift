@@ -85,6 +85,11 @@ public struct DCPortConnection: Sendable {
     }
 
     /// The connection ended: why, if it was not a clean close.
+    /// See `ServerConnection.runRemainingRequests(now:)` (an HTTP connection runs each request whole).
+    public mutating func runRemainingRequests(now: Double) -> [ServerConnectionEvent] {
+        http == nil ? tcp.runRemainingRequests(now: now) : []
+    }
+
     public mutating func finish() -> ServerConnectionError? {
         if http != nil { return http?.finish() }
         return tcp.finish()

@@ -339,6 +339,8 @@ protocol ServerConnectionDriving: Sendable {
     mutating func flush(now: Double) -> ServerConnectionOutput
     mutating func tick(now: Double) -> ServerConnectionOutput
     mutating func finish() -> ServerConnectionError?
+    /// Runs what a frame left unrun when the connection went (TCP); nothing for HTTP.
+    mutating func runRemainingRequests(now: Double) -> [ServerConnectionEvent]
     /// Writes each frame's answers as they are made (TCP); HTTP answers whole requests in `receive`.
     mutating func feed(_ bytes: [UInt8], now: Double) -> ServerConnectionOutput
     mutating func step(now: Double, readContinues: Bool) -> ServerConnectionOutput?
@@ -351,6 +353,7 @@ extension DCPortConnection: ServerConnectionDriving {}
 extension HTTPServerConnection: ServerConnectionDriving {
     mutating func feed(_ bytes: [UInt8], now: Double) -> ServerConnectionOutput { receive(bytes, now: now) }
     mutating func step(now: Double, readContinues: Bool) -> ServerConnectionOutput? { nil }
+    mutating func runRemainingRequests(now: Double) -> [ServerConnectionEvent] { [] }
 }
 
 /// Feeds one channel's bytes to its connection (`ServerConnection` or `HTTPServerConnection`) and writes what
@@ -422,6 +425,8 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
         timer?.cancel()
         timer = nil
         if let id {
+            // A request the session took in is run even when its connection went: its answer waits for the next.
+            for event in connection.runRemainingRequests(now: now()) { onEvent(.init(connection: id, kind: .event(event))) }
             routes.release(connection.sessionKeys, connection: id)
             counter.close()
             if !closing { onEvent(.init(connection: id, kind: .closed(connection.finish()))) }

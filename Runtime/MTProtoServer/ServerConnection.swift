@@ -242,10 +242,13 @@ public struct ServerConnection: Sendable {
     private var running: RunningFrame?
     /// Why the connection closed; nil while open. Once set, further input produces nothing.
     public private(set) var closed: ServerConnectionError?
+    /// This connection's number among those carrying the context's sessions (`SessionRegistry.connectionNumber()`).
+    private var number: UInt64
 
     /// A new connection at server time `now` (Unix seconds), sharing `context` with the DC's other connections.
     public init(context: ServerContext, now: Double) {
         self.context = context
+        number = context.sessions.connectionNumber()
         transport = ServerTransport(configuration: context.transport, random: context.random,
                                     unixTime: Int64(now.rounded(.down)), replayCache: context.replayCache)
         lastActivity = now
@@ -324,6 +327,7 @@ public struct ServerConnection: Sendable {
             // An MTProxy forwards to the DC its client names (test DCs are 10000 + id, media DCs negative).
             if let dcID = negotiated.dcId, let target = context.routing?.context(for: Int32(abs(Int32(dcID)) % 10_000)) {
                 context = target
+                number = target.sessions.connectionNumber()
             }
         }
         fed = decoded.events.reversed() + fed
@@ -352,6 +356,16 @@ public struct ServerConnection: Sendable {
 
     /// The sessions this connection carries: their answers and pushed updates go out on it.
     public var sessionKeys: [SessionKey] { sessions }
+
+    /// Call when the connection is gone, before `finish()`: the requests of a frame it had begun to run still run.
+    /// Their session counts them received (a client re-sending one gets its answer, not a second run), so their
+    /// answers wait in the session for the client's next connection. Returns what running them reported; what they
+    /// would have written is dropped.
+    public mutating func runRemainingRequests(now: Double) -> [ServerConnectionEvent] {
+        var output = ServerConnectionOutput()
+        while running != nil { runRequests(now: now, output: &output) }
+        return output.events
+    }
 
     /// Call when the client closed the connection: the error, if it ended inside the opening or a frame.
     public mutating func finish() -> ServerConnectionError? {
@@ -464,7 +478,7 @@ public struct ServerConnection: Sendable {
             sessions.append(key)
         }
         let context = self.context
-        let (outcome, created) = context.sessions.withSession(key, make: {
+        let (outcome, created) = context.sessions.withSession(key, carriedBy: number, make: {
             Session(role: .server, authKey: entry.key, sessionID: sessionID,
                     salt: entry.salts.current(at: now) ?? 0, saltSchedule: entry.salts, now: now,
                     configuration: context.sessionConfiguration, random: context.random)
@@ -622,7 +636,7 @@ public struct ServerConnection: Sendable {
         var frames: [OutgoingFrame] = []
         var deadline: Double?
         for key in sessions {
-            let (ready, next) = context.sessions.withExisting(key) { session in
+            let (ready, next) = context.sessions.withExisting(key, carriedBy: number) { session in
                 (session.outgoing(now: now, holdingLast: holdingLast), session.nextDeadline)
             } ?? ([], nil)
             frames += ready

@@ -24,6 +24,12 @@ enum Echo {
         return buffer.bytes
     }
 
+    static func value(ofRequest body: [UInt8]) -> UInt64? {
+        var reader = BufferReader(bytes: body)
+        guard (try? reader.readUInt32()) == 0xc0ff_ee01, let n = try? reader.readInt64() else { return nil }
+        return UInt64(bitPattern: n)
+    }
+
     static func value(ofAnswer body: [UInt8]) -> UInt64? {
         var reader = BufferReader(bytes: body)
         guard (try? reader.readUInt32()) == 0xc0ff_ee02, let n = try? reader.readInt64() else { return nil }
