@@ -20,17 +20,11 @@ import sys
 import tempfile
 import time
 
-from telethon_common import start_mtserver, stop_mtserver
+from telethon_common import free_port, start_mtserver, stop_mtserver
 
 SECRET = "0123456789abcdef" * 2
 FAKE_TLS_DOMAIN = "localhost".encode().hex()
 USER, PASSWORD = "alice", "s3cret-proxy"
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_listening(port, process, seconds=20):

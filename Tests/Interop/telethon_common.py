@@ -1,7 +1,9 @@
 """What the interop scripts share: starting and stopping mtserver, Telethon's seven TCP connection classes and how
 each reaches mtserver, and a Telethon user signed in on it."""
+import argparse
 import asyncio
 import json
+import socket
 import subprocess
 
 from telethon import TelegramClient, connection
@@ -26,6 +28,21 @@ def proxy_arguments(cls, ready):
         return {}
     dd = cls is connection.ConnectionTcpMTProxyRandomizedIntermediate
     return {"proxy": ("127.0.0.1", ready["proxy_port"], ("dd" if dd else "") + ready["secret"])}
+
+
+def tool_arguments():
+    """The `--mtserver PATH --mtcall PATH` every script that drives both tools takes."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mtserver", required=True)
+    parser.add_argument("--mtcall", required=True)
+    return parser.parse_args()
+
+
+def free_port():
+    """A loopback port nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def start_mtserver(path, arguments, stderr=None):

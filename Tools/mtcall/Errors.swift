@@ -19,7 +19,8 @@ extension MTCall {
 
     /// The error's one-line message and what to do about it.
     func explain(_ error: any Error) -> (String, [String]) {
-        let serverFlags = server.map { "the server \($0)" } ?? "Telegram's DC \(dc)"
+        let serverFlags = server.map { "the server \($0)" } ?? mtserverReady.map { "mtserver's DC \(dc) (\($0))" }
+            ?? "Telegram's DC \(dc)"
         switch error {
             case MTProtoClientError.rpc(let rpc):
                 return ("\(rpc.code) \(rpc.message)", hints(for: rpc))
@@ -38,7 +39,7 @@ extension MTCall {
             default:
                 let text = String(describing: error)
                 if text.contains("Connection refused") {
-                    return ("cannot connect to \(server ?? "DC \(dc)"): connection refused",
+                    return ("cannot connect to \(server ?? serverFlags): connection refused",
                             ["is the server running and listening on that port? mtserver prints its ports in its "
                              + "ready line"])
                 }

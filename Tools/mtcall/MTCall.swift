@@ -30,7 +30,8 @@ struct MTCall: AsyncParsableCommand {
             64.
 
             Examples (against `mtserver --generate-key --dcs 2 --user 9996620001:Alice::alice_test`, whose ready \
-            line gives the port and the public key, saved to key.pem):
+            line gives the ports and the public key, saved to key.pem; or save the whole line to ready.json and \
+            give --mtserver ready.json in place of --server and --rsa-key):
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem help.getNearestDc
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite \\
                 --phone 9996620001 --code 22222 users.getUsers '{"id": [{"_": "inputUserSelf"}]}'
@@ -85,6 +86,10 @@ struct MTCall: AsyncParsableCommand {
 
     @Option(help: "A server's address, HOST:PORT (a local mtserver); its DC is --dc. Other DCs come from help.getConfig.")
     var server: String?
+
+    @Option(name: .customLong("mtserver"),
+            help: "A file holding the line mtserver printed when ready: --dc's port and the key come from it, in place of --server and --rsa-key.")
+    var mtserverReady: String?
 
     @Option(help: "The DC to start on: Telegram's (production, or --test) unless --server is given.")
     var dc: Int32 = 2
@@ -179,6 +184,9 @@ struct MTCall: AsyncParsableCommand {
     var markdown = false
 
     func validate() throws {
+        if mtserverReady != nil, server != nil || rsaKey != nil {
+            throw ValidationError("--mtserver gives the address and the key: leave out --server and --rsa-key")
+        }
         if method != "login", (phone == nil) != (code == nil) { throw ValidationError("--phone and --code go together") }
         try validateProxies()
         if !(1...1_000_000).contains(`repeat`) { throw ValidationError("--repeat must be 1...1000000") }
@@ -270,8 +278,11 @@ struct MTCall: AsyncParsableCommand {
     /// The client the flags describe, with its SQLite store when --session is given. A one-shot call does not follow
     /// the account's updates (no `updates.getState` or `getDifference` beside it); a secret chat does.
     func makeClient(logger: Logger, followsUpdates: Bool) async throws -> (TelegramClient, SQLiteSessionStore?) {
+        let local = try readyLineServer()
         let keys: [RSAPublicKey]
-        if let rsaKey {
+        if let local {
+            keys = [local.key]
+        } else if let rsaKey {
             guard let pem = try? String(contentsOfFile: rsaKey, encoding: .utf8) else {
                 throw ValidationError("--rsa-key \(rsaKey): no such file, or not readable text (mtserver prints its "
                                       + "public key in its ready line as \"public_key\")")
@@ -286,6 +297,7 @@ struct MTCall: AsyncParsableCommand {
         }
         var dcs = test ? TelegramDCs.test : TelegramDCs.production
         if let server { dcs = [dc: try Self.address(server, flag: "--server")] }
+        if let local { dcs = [dc: local.address] }
         var obfuscation: TransportConfiguration.Obfuscation = obfuscated ? .obfuscated2 : .none
         var proxyAddress: DCAddress?
         if let proxy = mtproxyFlag, let proxySecret {
