@@ -43,10 +43,11 @@ import Testing
         try await telegram.server.shutdown()
     }
 
-    /// 16 MB up and down over two media connections through a relay that cuts each after 256 KiB to 4 MiB (a
-    /// 512 KiB part crosses many cut points), in pieces: byte-identical, each of the 32 parts stored once and
+    /// `megabytes` up and down over two media connections through a relay that cuts each after 256 KiB to 4 MiB
+    /// (a 512 KiB part crosses many cut points), in pieces: byte-identical, each 512 KiB part stored once and
     /// served once.
-    @Test func aFileCrossesCutsIntact() async throws {
+    @Test(arguments: [16, 64])
+    func aFileCrossesCutsIntact(megabytes: Int) async throws {
         let telegram = try await LocalTelegram.start(seed: 610, limits: FileTransferTests.bigLimits)
         let relay = try await FaultRelay.start(upstreamPort: telegram.server.ports[2] ?? 0,
                                                plan: try RelayPlan(parsing: "cut=262144-4194304,piece=1-65536"),
@@ -55,14 +56,15 @@ import Testing
         guard case .user(let user) = try await LocalTelegram.signIn(client, phone: "9996620001") else {
             throw HarnessFailure(description: "not signed in")
         }
-        let data = SeededRandom(seed: 61).bytes(16 << 20)
+        let data = SeededRandom(seed: 61).bytes(megabytes << 20)
+        let parts = Int32(megabytes * 2)
         let file = try await client.upload(bytes: data, name: "cut.bin")
         guard case .inputFileBig(let big) = file else { throw HarnessFailure(description: "\(file)") }
-        #expect(big.parts == 32)
+        #expect(big.parts == parts)
         let stored = try #require(telegram.service.uploadStats(user: user.id, fileID: big.id))
-        #expect(stored.parts == 32, "each part stored once: \(stored)")
+        #expect(stored.parts == Int(parts), "each part stored once: \(stored)")
         let sent = try await client.invoke(Api.functions.messages.sendMedia(
-            peer: .inputPeerSelf, media: .uploadedDocument(file), message: "", randomId: 61))
+            peer: .inputPeerSelf, media: .uploadedDocument(file), message: "", randomId: Int64(megabytes)))
         guard case .updates(let updates) = sent, case .updateNewMessage(let new)? = updates.updates.last,
               case .message(let message) = new.message, case .messageMediaDocument(let media)? = message.media,
               case .document(let document)? = media.document
@@ -74,7 +76,7 @@ import Testing
         #expect(back.count == data.count)
         #expect(Hash.sha256(back) == Hash.sha256(data))
         let served = try #require(telegram.service.downloadStats(document: document.id))
-        #expect(served.parts == 32, "each part served once: \(served)")
+        #expect(served.parts == Int(parts), "each part served once: \(served)")
         #expect(relay.counts.cuts >= 4, "the relay cut \(relay.counts.cuts) connections")
         await client.close()
         await relay.shutdown()
