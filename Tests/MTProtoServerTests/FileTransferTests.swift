@@ -54,14 +54,7 @@ import Testing
 
         /// Alice sends `file` to Bob as a document; its location and document.
         func share(_ file: Api.InputFile) async throws -> (Api.InputFileLocation, Api.Document.Cons_document) {
-            let sent = try await alice.invoke(Api.functions.messages.sendMedia(
-                peer: bob_, media: .uploadedDocument(file), message: "", randomId: Int64.random(in: 1...Int64.max)))
-            guard case .updates(let updates) = sent, case .updateNewMessage(let new)? = updates.updates.last,
-                  case .message(let message) = new.message, case .messageMediaDocument(let media)? = message.media,
-                  case .document(let document)? = media.document
-            else { throw HarnessFailure(description: "\(sent)") }
-            return (.inputDocumentFileLocation(.init(id: document.id, accessHash: document.accessHash,
-                                                     fileReference: document.fileReference, thumbSize: "")), document)
+            try await FileTransferTests.send(file, from: alice, to: bob_, randomID: Int64.random(in: 1...Int64.max))
         }
 
         func close() async throws {
@@ -69,6 +62,20 @@ import Testing
             await bob.close()
             try await telegram.server.shutdown()
         }
+    }
+
+    /// `client` sends `file` to `peer` as a document; its location and document.
+    static func send(_ file: Api.InputFile, from client: TelegramClient, to peer: Api.InputPeer, randomID: Int64)
+        async throws -> (Api.InputFileLocation, Api.Document.Cons_document)
+    {
+        let sent = try await client.invoke(Api.functions.messages.sendMedia(
+            peer: peer, media: .uploadedDocument(file), message: "", randomId: randomID))
+        guard case .updates(let updates) = sent, case .updateNewMessage(let new)? = updates.updates.last,
+              case .message(let message) = new.message, case .messageMediaDocument(let media)? = message.media,
+              case .document(let document)? = media.document
+        else { throw HarnessFailure(description: "\(sent)") }
+        return (.inputDocumentFileLocation(.init(id: document.id, accessHash: document.accessHash,
+                                                 fileReference: document.fileReference, thumbSize: "")), document)
     }
 
     static func fileID(_ file: Api.InputFile) -> Int64 {

@@ -63,14 +63,8 @@ import Testing
         #expect(big.parts == parts)
         let stored = try #require(telegram.service.uploadStats(user: user.id, fileID: big.id))
         #expect(stored.parts == Int(parts), "each part stored once: \(stored)")
-        let sent = try await client.invoke(Api.functions.messages.sendMedia(
-            peer: .inputPeerSelf, media: .uploadedDocument(file), message: "", randomId: Int64(megabytes)))
-        guard case .updates(let updates) = sent, case .updateNewMessage(let new)? = updates.updates.last,
-              case .message(let message) = new.message, case .messageMediaDocument(let media)? = message.media,
-              case .document(let document)? = media.document
-        else { throw HarnessFailure(description: "\(sent)") }
-        let location = Api.InputFileLocation.inputDocumentFileLocation(.init(
-            id: document.id, accessHash: document.accessHash, fileReference: document.fileReference, thumbSize: ""))
+        let (location, document) = try await FileTransferTests.send(file, from: client, to: .inputPeerSelf,
+                                                                    randomID: Int64(megabytes))
         var back: [UInt8] = []
         for try await chunk in client.download(location, dc: document.dcId, size: document.size) { back += chunk }
         #expect(back.count == data.count)
