@@ -92,6 +92,10 @@ public struct Session: Sendable {
     /// msgs_state_req msg_id → the ids it asked about, and when.
     var stateQueries: [Int64: (ids: [Int64], sentAt: Double)] = [:]
     var nextStateScan = Double.infinity
+    /// Re-sent requests (`resendUnanswered(now:)`) that may still go out before more of them are answered, and
+    /// until when that holds; `.max` when nothing is held.
+    var resendCredit = Int.max
+    var resendHeldUntil = -Double.infinity
     var quickAckTokens: [UInt32: [RequestID]] = [:]
     var quickAckOrder: [UInt32] = []
     /// Events raised while sending (a request given up on), handed out by the next `receive` or `takeEvents()`.

@@ -328,6 +328,7 @@ extension Session {
             events.append(.ignored(messageID: messageID, .unmatchedAnswer(requestMessageID: request)))
             return
         }
+        if resendCredit != .max { resendCredit += 2 }
         var payload = result
         if payload.count >= 4, Session.constructor(payload) == WireID.gzipPacked {
             do {

@@ -97,6 +97,8 @@ extension Session {
             again.append(Outgoing(kind: .request(request)))
         }
         queue.insert(contentsOf: again, at: 0)
+        resendCredit = again.isEmpty ? .max : configuration.resendWindow
+        resendHeldUntil = now + configuration.stateRequestAfter
         // Queries sent on the lost connection will not be answered.
         stateQueries.removeAll()
     }
@@ -169,6 +171,7 @@ extension Session {
         }
         var messages = queue
         queue.removeAll(keepingCapacity: true)
+        if resendCredit != .max { holdResends(&messages, now: now) }
         if !pendingAcks.isEmpty, !messages.isEmpty || pendingAcks.count >= configuration.maxPendingAcks
             || now - (oldestPendingAck ?? now) >= configuration.ackDelay
         {
@@ -220,6 +223,40 @@ extension Session {
         return seal(consume assembled, holdingLast: holdingLast)
     }
 
+    /// Keeps in the queue the requests after the first `resendCredit` re-sent ones (later requests too, so the
+    /// session's order stays), until the window opens or its time passes.
+    mutating func holdResends(_ messages: inout [Outgoing], now: Double) {
+        guard now < resendHeldUntil else {
+            resendCredit = .max
+            return
+        }
+        var held: [Outgoing] = []
+        var kept: [Outgoing] = []
+        var again = 0
+        for message in messages {
+            guard case .request(let request) = message.kind else {
+                kept.append(message)
+                continue
+            }
+            if !held.isEmpty {
+                held.append(message)
+                continue
+            }
+            if requests.modify(request, { $0.reuseID && $0.queued }) == true {
+                if again == resendCredit {
+                    held.append(message)
+                    continue
+                }
+                again += 1
+            }
+            kept.append(message)
+        }
+        resendCredit -= again
+        if held.isEmpty { resendCredit = .max }
+        messages = kept
+        queue = held + queue
+    }
+
     /// The smallest frame `outgoing(now:holdingLast:)` keeps back: below it the hash saved is not worth the wait.
     public static let heldFrameBytes = 64 << 10
 
@@ -228,6 +265,7 @@ extension Session {
         var deadline = Double.infinity
         if let oldestPendingAck { deadline = oldestPendingAck + configuration.ackDelay }
         if role == .client { deadline = min(deadline, nextStateScan) }
+        if resendCredit != .max { deadline = min(deadline, resendHeldUntil) }
         return deadline.isFinite ? deadline : nil
     }
 

@@ -30,6 +30,11 @@ public struct SessionConfiguration: Sendable {
     public var ackDelay: Double = 1.0
     /// Most ids in one `msgs_ack` ("max 8192 IDs are allowed per constructor").
     public var maxIDsPerAck = 8192
+    /// Requests re-sent on a new connection that go out before any of them is answered; each answer lets two more
+    /// go. A connection that dies every few kilobytes then still carries some re-sent requests and their answers,
+    /// where sending hundreds at once would fill it before one answer could come back (for at most
+    /// `stateRequestAfter` seconds; then the rest go).
+    public var resendWindow = 32
     /// A request neither acknowledged nor answered for this long is asked about with `msgs_state_req`.
     public var stateRequestAfter: Double = 5
     /// An acknowledged request not answered for this long is asked about too.

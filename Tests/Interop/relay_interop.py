@@ -177,6 +177,8 @@ async def main():
                         except Exception as error:
                             failures.append(f"seed {seed} {who}: {type(error).__name__}: {error}")
                             relay.stop()
+                            # What this run had the server do is not the next run's.
+                            _, offset = executed(log_path, offset, 0)
                             continue
                         totals = relay.stop()
                         count, offset = executed(log_path, offset, args.calls)

@@ -63,10 +63,7 @@ import Testing
 
         /// Alice sends `file` to Bob as a document; its location and document.
         func share(_ file: Api.InputFile) async throws -> (Api.InputFileLocation, Api.Document.Cons_document) {
-            let document = try FileTransferTests.document(in: try await alice.invoke(Api.functions.messages.sendMedia(
-                peer: bob_, media: .uploadedDocument(file), message: "", randomId: Int64.random(in: 1...Int64.max))))
-            return (.inputDocumentFileLocation(.init(id: document.id, accessHash: document.accessHash,
-                                                     fileReference: document.fileReference, thumbSize: "")), document)
+            try await FileTransferTests.send(file, from: alice, to: bob_, randomID: Int64.random(in: 1...Int64.max))
         }
 
         func close() async throws {
@@ -74,6 +71,16 @@ import Testing
             await bob.close()
             try await telegram.server.shutdown()
         }
+    }
+
+    /// `client` sends `file` to `peer` as a document; its location and document.
+    static func send(_ file: Api.InputFile, from client: TelegramClient, to peer: Api.InputPeer, randomID: Int64)
+        async throws -> (Api.InputFileLocation, Api.Document.Cons_document)
+    {
+        let document = try document(in: try await client.invoke(Api.functions.messages.sendMedia(
+            peer: peer, media: .uploadedDocument(file), message: "", randomId: randomID)))
+        return (.inputDocumentFileLocation(.init(id: document.id, accessHash: document.accessHash,
+                                                 fileReference: document.fileReference, thumbSize: "")), document)
     }
 
     static func fileID(_ file: Api.InputFile) -> Int64 {

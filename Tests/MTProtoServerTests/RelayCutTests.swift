@@ -133,6 +133,31 @@ final class MethodCounts: Sendable {
         try await telegram.server.shutdown()
     }
 
+    /// 600 sends, 300 in flight, through a relay that cuts every 4–16 KiB: re-sending all 300 at once would fill
+    /// each new connection before an answer got back, so none would ever be answered; a window of re-sends that
+    /// opens with each answer gets every one answered, each run once.
+    @Test func aBacklogLargerThanAConnectionCarriesDrains() async throws {
+        let counts = MethodCounts()
+        let telegram = try await LocalTelegram.start(seed: 582, onEvent: counts.record)
+        let relay = try await FaultRelay.start(upstreamPort: telegram.server.ports[2] ?? 0,
+                                               plan: try RelayPlan(parsing: "cut=4096-16384,piece=1-4096"), seed: 9)
+        let client = try Self.client(through: relay)
+        _ = try await LocalTelegram.signIn(client, phone: "9996620001")
+        let answered = try await Self.pipelined(600, window: 300) {
+            let sent = try await client.invoke(Api.functions.messages.sendMessage(
+                peer: .inputPeerSelf, message: "backlog", randomId: Int64.random(in: 1...Int64.max)))
+            if case .updateShortSentMessage = sent { return true }
+            if case .updates = sent { return true }
+            return false
+        }
+        #expect(answered == 600)
+        #expect(counts["messages.sendMessage"] == 600, "each send run once")
+        #expect(relay.counts.cuts >= 10, "the relay cut \(relay.counts)")
+        await client.close()
+        await relay.shutdown()
+        try await telegram.server.shutdown()
+    }
+
     /// The server closes the connection after storing the message and before answering (the cut between the two):
     /// the client's call still returns the message, which exists once.
     @Test func aSendCutBeforeItsAnswerIsStoredOnce() async throws {
