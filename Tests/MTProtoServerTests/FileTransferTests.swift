@@ -77,7 +77,7 @@ import Testing
     static func send(_ file: Api.InputFile, from client: TelegramClient, to peer: Api.InputPeer, randomID: Int64)
         async throws -> (Api.InputFileLocation, Api.Document.Cons_document)
     {
-        let document = try document(in: try await client.invoke(Api.functions.messages.sendMedia(
+        let document = try Self.document(in: try await client.invoke(Api.functions.messages.sendMedia(
             peer: peer, media: .uploadedDocument(file), message: "", randomId: randomID)))
         return (.inputDocumentFileLocation(.init(id: document.id, accessHash: document.accessHash,
                                                  fileReference: document.fileReference, thumbSize: "")), document)
