@@ -9,8 +9,10 @@ Checks, for each run: the client answered every call (mtcall exits 0 and reports
 of Telethon's results is DC 2's nearestDc), and for ours the server's log shows help.getNearestDc run exactly N times
 (Telethon re-sends a request under a new msg_id after a reconnect, so the server may run one of its calls twice; that
 count is printed, not checked). Prints each run's time, cuts and time per cut, and ours ÷ Telethon's time
-(min/median/max over the rounds) for the whole run (connect, handshake and calls) and for the pipelined calls alone;
-fails when the median of the whole-run ratio is above --max-ratio.
+(min/median/max over the rounds) for the whole run (connect, handshake and calls) and for the pipelined calls alone.
+With --full (or --max-ratio R) it fails when the median of the whole-run ratio is above 2 (or R); the default short
+run only prints it, since there a debug mtcall's start-up is most of our time and a timing gate on a shared CI
+machine would fail on load, not on the client.
 
 Every subprocess and await is bounded in time; everything listens on 127.0.0.1. The default (3,000 calls, 3 rounds)
 takes about 10 s here; --full runs 20,000 calls over 20 seeds.
@@ -144,10 +146,11 @@ async def main():
     parser.add_argument("--calls", type=int, default=3_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--full", action="store_true", help="20,000 calls over 20 seeds")
-    parser.add_argument("--max-ratio", type=float, default=2.0)
+    parser.add_argument("--max-ratio", type=float, default=None)
     args = parser.parse_args()
     if args.full:
         args.calls, args.rounds = 20_000, 20
+        args.max_ratio = args.max_ratio or 2.0
     assert 2 <= args.calls <= 1_000_000 and 1 <= args.rounds <= 100, "calls 2...1000000, rounds 1...100"
     limit = 60 + args.calls / 100
     failures = []
@@ -199,7 +202,7 @@ async def main():
     for name, values in ratios.items():
         if values:
             print(f"ours ÷ Telethon, {name}: {spread(values)} over {len(values)} rounds", flush=True)
-    if ratios["whole"] and statistics.median(ratios["whole"]) > args.max_ratio:
+    if args.max_ratio is not None and ratios["whole"] and statistics.median(ratios["whole"]) > args.max_ratio:
         failures.append(f"our whole run takes {statistics.median(ratios['whole']):.2f}× Telethon's (median)")
     for failure in failures:
         print(f"FAIL {failure}")
