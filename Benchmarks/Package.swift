@@ -33,7 +33,6 @@ let package = Package(
                 .product(name: "TLRuntime", package: "swift-mtproto"),
                 .product(name: "TLJSON", package: "swift-mtproto"),
                 .product(name: "RequestReplay", package: "swift-mtproto"),
-                .product(name: "TelegramApiServer", package: "swift-mtproto"),
             ],
             path: "Support/CodecCorpus"),
         .executableTarget(
