@@ -47,6 +47,13 @@ let package = Package(
         .executableTarget(name: "TLCodecProfile",
                           dependencies: ["CodecCorpus", .product(name: "TelegramApi", package: "swift-mtproto")],
                           path: "Support/TLCodecProfile"),
+        // A server reading the API's requests, typed against the dynamic reader; only the two API modules, so a release
+        // build of it is short.
+        .executableTarget(name: "ServerRequestProfile",
+                          dependencies: [.product(name: "TelegramApi", package: "swift-mtproto"),
+                                         .product(name: "TelegramApiServer", package: "swift-mtproto"),
+                                         .product(name: "TLRuntime", package: "swift-mtproto")],
+                          path: "Support/ServerRequestProfile"),
         // Both sessions of a pipelined call in memory, for callgrind.
         .executableTarget(name: "SessionProfile",
                           dependencies: ["BenchmarkSupport", .product(name: "MTProtoCrypto", package: "swift-mtproto")],
