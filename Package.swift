@@ -80,12 +80,16 @@ let package = Package(
         .target(name: "CUTF8", path: "Runtime/CUTF8"),
         .target(name: "TLRuntime", dependencies: ["CZlib", "CUTF8"], path: "Runtime/TLRuntime",
                 swiftSettings: swiftSettings),
-        // AES-IGE on AES-NI, chosen at run time by CPUID; MTProtoCrypto falls back to its backend's AES without it.
+        // AES-IGE on AES-NI (CPUID) or the ARMv8 Cryptography Extensions (HWCAP on Linux, always on Apple), chosen at
+        // run time; MTProtoCrypto falls back to its backend's AES without them.
         .target(name: "CAESNI", path: "Runtime/CAESNI"),
+        // The portable backend's Montgomery exponentiation (constant-time for secret exponents), in C for debug speed.
+        .target(name: "CMontgomery", path: "Runtime/CMontgomery"),
         // Two backends (Runtime/MTProtoCrypto/Backends): OpenSSL, linked on Linux only and the default there, and the
         // portable one on swift-crypto and BigInt, the only one elsewhere and the default with `PortableCrypto`.
         .target(name: "MTProtoCrypto",
-                dependencies: [.target(name: "COpenSSL", condition: .when(platforms: [.linux])), "CAESNI",
+                dependencies: [.target(name: "COpenSSL", condition: .when(platforms: [.linux])),
+                               "CAESNI", "CMontgomery",
                                .product(name: "Crypto", package: "swift-crypto"),
                                .product(name: "_CryptoExtras", package: "swift-crypto"),
                                .product(name: "BigInt", package: "BigInt")],
