@@ -9,7 +9,10 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "swift-mtproto",
-    platforms: [.macOS(.v15)],
+    // As low as the APIs used allow: Synchronization's Mutex and Atomic (TLRuntime, MTProto, MTProtoClient,
+    // TelegramClient, MTProtoServer) set every minimum; the next, swift-crypto's _CryptoExtras and SwiftNIO, need
+    // only macOS 10.15 / iOS 13. No Apple build runs in this project's CI (README, "Platforms").
+    platforms: [.macOS(.v15), .iOS(.v18), .macCatalyst(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "tlgen", targets: ["tlgen"]),
         .executable(name: "tl", targets: ["tl"]),
