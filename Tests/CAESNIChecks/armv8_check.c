@@ -21,10 +21,11 @@ static long field(uint8_t *out) {
     if (scanf("%32769s", text) != 1) return -1;
     if (strcmp(text, "-") == 0) return 0;
     size_t length = strlen(text) / 2;
-    for (size_t i = 0; i < length; i++) {
-        unsigned int byte;
-        if (sscanf(text + 2 * i, "%2x", &byte) != 1) return -1;
-        out[i] = (uint8_t)byte;
+    for (size_t i = 0; i < 2 * length; i++) {
+        char c = text[i];
+        int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (digit < 0) return -1;
+        out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | digit : digit << 4);
     }
     return (long)length;
 }
