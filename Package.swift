@@ -9,7 +9,10 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "swift-mtproto",
-    platforms: [.macOS(.v15)],
+    // As low as the APIs used allow: Synchronization's Mutex and Atomic (TLRuntime, MTProto, MTProtoClient,
+    // TelegramClient, MTProtoServer) set every minimum; the next, swift-crypto's _CryptoExtras and SwiftNIO, need
+    // only macOS 10.15 / iOS 13. No Apple build runs in this project's CI (README, "Platforms").
+    platforms: [.macOS(.v15), .iOS(.v18), .macCatalyst(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "tlgen", targets: ["tlgen"]),
         .executable(name: "tl", targets: ["tl"]),
@@ -83,12 +86,16 @@ let package = Package(
         .target(name: "CUTF8", path: "Runtime/CUTF8"),
         .target(name: "TLRuntime", dependencies: ["CZlib", "CUTF8"], path: "Runtime/TLRuntime",
                 swiftSettings: swiftSettings),
-        // AES-IGE on AES-NI, chosen at run time by CPUID; MTProtoCrypto falls back to its backend's AES without it.
+        // AES-IGE on AES-NI (CPUID) or the ARMv8 Cryptography Extensions (HWCAP on Linux, always on Apple), chosen at
+        // run time; MTProtoCrypto falls back to its backend's AES without them.
         .target(name: "CAESNI", path: "Runtime/CAESNI"),
+        // The portable backend's Montgomery exponentiation (constant-time for secret exponents), in C for debug speed.
+        .target(name: "CMontgomery", path: "Runtime/CMontgomery"),
         // Two backends (Runtime/MTProtoCrypto/Backends): OpenSSL, linked on Linux only and the default there, and the
         // portable one on swift-crypto and BigInt, the only one elsewhere and the default with `PortableCrypto`.
         .target(name: "MTProtoCrypto",
-                dependencies: [.target(name: "COpenSSL", condition: .when(platforms: [.linux])), "CAESNI",
+                dependencies: [.target(name: "COpenSSL", condition: .when(platforms: [.linux])),
+                               "CAESNI", "CMontgomery",
                                .product(name: "Crypto", package: "swift-crypto"),
                                .product(name: "_CryptoExtras", package: "swift-crypto"),
                                .product(name: "BigInt", package: "BigInt")],

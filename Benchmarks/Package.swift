@@ -70,6 +70,10 @@ let package = Package(
             },
             path: "Benchmarks/CryptoBenchmarks", plugins: plugins),
         .executableTarget(
+            name: "BackendBenchmarks",
+            dependencies: benchmarkDeps + [.product(name: "MTProtoCrypto", package: "swift-mtproto")],
+            path: "Benchmarks/BackendBenchmarks", plugins: plugins),
+        .executableTarget(
             name: "PasswordBenchmarks",
             dependencies: benchmarkDeps + ["MTProtoCrypto", "TelegramApi", "TelegramClient"].map {
                 .product(name: $0, package: "swift-mtproto")

@@ -157,22 +157,6 @@ AES_INLINE void chain(const schedule *s, int rounds, int decrypt, const uint8_t 
     }
 }
 
-static __attribute__((noinline)) AES_TARGET void run(int decrypt, const uint8_t *key, size_t key_length,
-                                                     const uint8_t *iv, const uint8_t *input, uint8_t *output,
-                                                     size_t length) {
-    schedule s;
-    int rounds = expand_key(&s, key, key_length);
-    if (decrypt) {
-        invert_schedule(&s, rounds);
-        if (rounds == 14) chain(&s, 14, 1, iv, input, output, length);
-        else chain(&s, 10, 1, iv, input, output, length);
-    } else {
-        if (rounds == 14) chain(&s, 14, 0, iv, input, output, length);
-        else chain(&s, 10, 0, iv, input, output, length);
-    }
-    wipe(&s, sizeof s);
-}
-
 /// What CPUID reports, asked once: FEATURES_KNOWN | FEATURE_AES (AES-NI and SSE2, leaf 1) | FEATURE_SHA (the SHA
 /// extensions, leaf 7 EBX bit 29, with SSSE3 and SSE4.1 from leaf 1). 0 = not yet asked; a race only repeats it.
 enum { FEATURES_KNOWN = 1, FEATURE_AES = 2, FEATURE_SHA = 4 };
@@ -198,16 +182,6 @@ static int features(void) {
 int caesni_available(void) { return (features() & FEATURE_AES) != 0; }
 
 int caesni_sha_available(void) { return (features() & FEATURE_SHA) != 0; }
-
-static int process(int decrypt, const uint8_t *key, size_t key_length, const uint8_t *iv,
-                   const uint8_t *input, uint8_t *output, size_t length) {
-    if (!caesni_available() || (key_length != 16 && key_length != 32) || length % 16 != 0) return -1;
-    if (length == 0) return 0;
-    run(decrypt, key, key_length, iv, input, output, length);
-    burn_stack();
-    clear_vector_registers();
-    return 0;
-}
 
 // ---- SHA-256 on the SHA extensions, interleaved with IGE decryption or encryption ----
 
@@ -320,38 +294,7 @@ SHA_INLINE void fused_chunk(const schedule *s, int decrypt, __m128i *y_prev, __m
     }
 }
 
-/// The hash input is `prefix ‖ source`, the prefix at most 64 bytes: its first block, which mixes the two, is laid
-/// out in `staging`; the others are read where they lie in `source`.
-SHA_INLINE void stage_first_block(uint8_t *staging, const uint8_t *prefix, size_t prefix_length,
-                                  const uint8_t *source, size_t source_length) {
-    size_t taken = source_length < 64 - prefix_length ? source_length : 64 - prefix_length;
-    copy_bytes(staging, prefix, prefix_length);
-    copy_bytes(staging + prefix_length, source, taken);
-}
-
-/// Hash block `index` of `prefix ‖ source` (see `stage_first_block`).
-SHA_INLINE const uint8_t *hash_block(const uint8_t *staging, const uint8_t *source, size_t prefix_length,
-                                     size_t index) {
-    return index == 0 ? staging : source + 64 * index - prefix_length;
-}
-
-/// The rest of a hash of `prefix ‖ source` (`total` bytes, `hashed` of them compressed, the first block staged):
-/// the whole blocks left, then the last bytes with 0x80, zeros and the length in bits (§5.1.1), in one padded
-/// block or two.
-SHA_INLINE void sha_finish(sha_state *h, uint8_t *staging, const uint8_t *source, size_t prefix_length,
-                           size_t hashed, size_t total, uint8_t *digest) {
-    for (; total - hashed >= 64; hashed += 64) sha_block(h, hash_block(staging, source, prefix_length, hashed / 64));
-    size_t rest = total - hashed;
-    if (hashed != 0) copy_bytes(staging, source + (hashed - prefix_length), rest);
-    wipe(staging + rest, 128 - rest);  // the padding's zeros
-    staging[rest] = 0x80;
-    size_t blocks = rest + 9 <= 64 ? 1 : 2;
-    uint64_t bits = (uint64_t)total * 8;
-    for (int i = 0; i < 8; i++) staging[64 * blocks - 1 - i] = (uint8_t)(bits >> (8 * i));
-    sha_block(h, staging);
-    if (blocks == 2) sha_block(h, staging + 64);
-    sha_digest(h, digest);
-}
+#include "HashStaging.h"
 
 /// IGE decryption (AES-256) of `length` bytes with SHA-256 over `prefix ‖ plaintext` (prefix at most 64 bytes) in
 /// the same pass. Hash block h (input bytes 64h…64h+63) is whole once plaintext chunk h (bytes 64h…64h+63) is out,
@@ -419,33 +362,10 @@ static __attribute__((noinline)) SHA_TARGET void run_encrypt_hashing(const uint8
     wipe(&s, sizeof s);
 }
 
-int caesni_ige_decrypt_sha256(const uint8_t *key, const uint8_t *iv, const uint8_t *prefix, size_t prefix_length,
-                              const uint8_t *input, uint8_t *output, size_t length, uint8_t *digest) {
-    if (!caesni_sha_available() || prefix_length > 64 || length % 16 != 0) return -1;
-    if (!key || !iv || !digest || (prefix_length && !prefix) || (length && (!input || !output))) return -1;
-    uint8_t staging[128];
-    run_fused(key, iv, prefix, prefix_length, input, output, length, staging, digest);
-    wipe(staging, sizeof staging);
-    burn_stack();
-    clear_vector_registers();
-    return 0;
-}
+#include "EntryPoints.h"
 
-int caesni_ige_encrypt_sha256(const uint8_t *key, const uint8_t *iv, const uint8_t *input, uint8_t *output,
-                              size_t length, const uint8_t *prefix, size_t prefix_length, const uint8_t *next,
-                              size_t next_length, uint8_t *digest) {
-    if (!caesni_sha_available() || prefix_length > 64 || length % 16 != 0) return -1;
-    if (!key || !iv || !digest || (prefix_length && !prefix) || (length && (!input || !output)) ||
-        (next_length && !next)) return -1;
-    uint8_t staging[128];
-    run_encrypt_hashing(key, iv, input, output, length, prefix, prefix_length, next, next_length, staging, digest);
-    wipe(staging, sizeof staging);
-    burn_stack();
-    clear_vector_registers();
-    return 0;
-}
-
-#else
+#elif !defined(__aarch64__)
+// Neither x86 nor ARM64 (ARMv8IGE.c): every entry point reports the loop unavailable.
 
 int caesni_available(void) { return 0; }
 
@@ -465,20 +385,16 @@ int caesni_ige_encrypt_sha256(const uint8_t *key, const uint8_t *iv, const uint8
     return -1;
 }
 
-static int process(int decrypt, const uint8_t *key, size_t key_length, const uint8_t *iv,
-                   const uint8_t *input, uint8_t *output, size_t length) {
-    (void)decrypt; (void)key; (void)key_length; (void)iv; (void)input; (void)output; (void)length;
-    return -1;
-}
-
-#endif
-
 int caesni_ige_encrypt(const uint8_t *key, size_t key_length, const uint8_t *iv,
                        const uint8_t *input, uint8_t *output, size_t length) {
-    return process(0, key, key_length, iv, input, output, length);
+    (void)key; (void)key_length; (void)iv; (void)input; (void)output; (void)length;
+    return -1;
 }
 
 int caesni_ige_decrypt(const uint8_t *key, size_t key_length, const uint8_t *iv,
                        const uint8_t *input, uint8_t *output, size_t length) {
-    return process(1, key, key_length, iv, input, output, length);
+    (void)key; (void)key_length; (void)iv; (void)input; (void)output; (void)length;
+    return -1;
 }
+
+#endif

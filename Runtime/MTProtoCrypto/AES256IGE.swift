@@ -2,8 +2,9 @@
 // "Defining AES Key and Initialization Vector"): c_i = E(p_i ⊕ c_{i−1}) ⊕ p_{i−1}. The 32-byte IV is
 // c_0 ‖ p_0 (the MTProto / OpenSSL order).
 //
-// Implementations, picked per value (`Implementation`): where the CPU has AES-NI, the CAESNI target's loop
-// (AES instructions only, key schedule wiped after each call); elsewhere, and on request, the chaining composed
+// Implementations, picked per value (`Implementation`): where the CPU has AES instructions (AES-NI on x86, the ARMv8
+// Cryptography Extensions on ARM64), the CAESNI target's loop (those instructions only, key schedule wiped after
+// each call); elsewhere, and on request, the chaining composed
 // around a crypto backend's AES (Backends/). OpenSSL 3 has no IGE in EVP (AES_ige_encrypt is deprecated and uses
 // the slow non-AES-NI block code), swift-crypto has none at all, and IGE decryption chains AES *decryptions*, which
 // no CBC, CTR or EVP mode computes.
@@ -21,6 +22,9 @@ public struct AES256IGE: Sendable {
     public enum Implementation: Sendable, Hashable, CaseIterable {
         /// Our AES-NI loop (CAESNI): x86 CPUs with AES-NI only.
         case aesni
+        /// Our loop on the ARMv8 Cryptography Extensions (CAESNI): ARM64 CPUs with them (every Apple one; on Linux,
+        /// those whose kernel reports AES).
+        case armv8
         #if canImport(COpenSSL)
         /// The chaining composed around OpenSSL's EVP AES (the OpenSSL backend, Linux only).
         case openssl
@@ -31,7 +35,7 @@ public struct AES256IGE: Sendable {
 
     /// The implementations this CPU and build can run: the CPU's loop where it has one, then the chaining of each
     /// compiled backend (`CryptoBackend.compiled`), the current one first. The first is the default.
-    public static let available: [Implementation] = (caesni_available() != 0 ? [.aesni] : [])
+    public static let available: [Implementation] = (caesni_available() != 0 ? [cpuLoop] : [])
         + CryptoBackend.compiled.map(\.chaining)
 
     public let key: [UInt8]
@@ -46,7 +50,7 @@ public struct AES256IGE: Sendable {
     }
 
     /// As `init(key:iv:)`, with the implementation chosen by the caller (tests and benchmarks pin each one).
-    /// Throws `implementationUnavailable` for `.aesni` on a CPU or build without it.
+    /// Throws `implementationUnavailable` for `.aesni` or `.armv8` on a CPU or build without it.
     public init(key: [UInt8], iv: [UInt8], implementation: Implementation) throws(CryptoError) {
         guard key.count == 32 else { throw .invalidKeyLength(what: "AES-256-IGE key", expected: 32, actual: key.count) }
         try self.init(anyKey: key, iv: iv, implementation: implementation)
@@ -61,9 +65,10 @@ public struct AES256IGE: Sendable {
         guard iv.count == 32 else { throw .invalidIVLength(what: "AES-IGE IV", expected: 32, actual: iv.count) }
         let aesniKey = key.count != 24
         let chosen = implementation ?? (aesniKey ? Self.available[0] : CryptoBackend.current.chaining)
-        if chosen == .aesni {
-            guard Self.available.contains(.aesni) else { throw .implementationUnavailable("AES-NI on this CPU") }
-            guard aesniKey else { throw .implementationUnavailable("AES-NI IGE with a \(key.count)-byte key") }
+        if chosen == .aesni || chosen == .armv8 {
+            let name = chosen == .aesni ? "AES-NI" : "ARMv8 AES"
+            guard Self.available.contains(chosen) else { throw .implementationUnavailable("\(name) on this CPU") }
+            guard aesniKey else { throw .implementationUnavailable("\(name) IGE with a \(key.count)-byte key") }
         }
         self.key = key
         self.iv = iv
@@ -106,7 +111,7 @@ public struct AES256IGE: Sendable {
     public func encrypt(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
         guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
         switch implementation {
-        case .aesni: try runAESNI(caesni_ige_encrypt, from: UnsafeRawBufferPointer(buffer), to: buffer.baseAddress)
+        case .aesni, .armv8: try runAESNI(caesni_ige_encrypt, from: UnsafeRawBufferPointer(buffer), to: buffer.baseAddress)
         #if canImport(COpenSSL)
         case .openssl: try OpenSSLBackend.igeEncrypt(key: key, iv: iv, buffer)
         #endif
@@ -118,12 +123,21 @@ public struct AES256IGE: Sendable {
     public func decrypt(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
         guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
         switch implementation {
-        case .aesni: try runAESNI(caesni_ige_decrypt, from: UnsafeRawBufferPointer(buffer), to: buffer.baseAddress)
+        case .aesni, .armv8: try runAESNI(caesni_ige_decrypt, from: UnsafeRawBufferPointer(buffer), to: buffer.baseAddress)
         #if canImport(COpenSSL)
         case .openssl: try OpenSSLBackend.igeDecrypt(key: key, iv: iv, buffer)
         #endif
         case .portable: try PortableBackend.igeDecrypt(key: key, iv: iv, buffer)
         }
+    }
+
+    /// The CPU loop this build's architecture has (CAESNI: AESNIIGE.c on x86, ARMv8IGE.c on ARM64).
+    static var cpuLoop: Implementation {
+        #if arch(arm64)
+        .armv8
+        #else
+        .aesni
+        #endif
     }
 
     /// Whether `decrypt(_:hashingAfter:)` and `encrypt(_:hashing:after:)` hash in the same pass as the AES chain on
@@ -183,7 +197,7 @@ public struct AES256IGE: Sendable {
     /// Whether CAESNI's one-pass loops take this cipher with `prefix`: AES-NI, a 32-byte key, a prefix of at most
     /// 64 bytes, and a CPU with the SHA extensions.
     private func takesOnePass(_ prefix: UnsafeRawBufferPointer) -> Bool {
-        implementation == .aesni && key.count == 32 && prefix.count <= 64 && Self.hashesInOnePass
+        implementation == Self.cpuLoop && key.count == 32 && prefix.count <= 64 && Self.hashesInOnePass
     }
 
     /// Runs one of CAESNI's one-pass functions with this key and IV; returns the digest it wrote. Lengths are checked
@@ -204,7 +218,7 @@ public struct AES256IGE: Sendable {
 
     /// Out of place: with AES-NI the result is written straight into the new array (no copy first).
     private func transformed(_ input: [UInt8], encrypting: Bool) throws(CryptoError) -> [UInt8] {
-        guard implementation == .aesni else {
+        guard implementation == Self.cpuLoop else {
             var out = input
             if encrypting { try encrypt(inPlace: &out) } else { try decrypt(inPlace: &out) }
             return out

@@ -1,4 +1,5 @@
-// Checks that CAESNI leaves no round key behind on the stack: after an encryption, a decryption, and each with
+// Checks that CAESNI leaves no round key behind on the stack (the AES-NI loop on x86, the ARMv8 one on ARM64, which
+// Tests/run cross-compiles and runs under qemu-user): after an encryption, a decryption, and each with
 // SHA-256 in the same pass, the stack below the caller is scanned for any derived round key (encryption keys 2...14,
 // decryption keys 1...13; keys 0 and 1 are the key bytes themselves, which the caller owns), and after the last two
 // also for the hash's prefix (in MTProto 2.0, auth-key bytes), which the one-pass loops copy into a staging block. Not part of
@@ -11,11 +12,12 @@
 // with the library calling `memset`/`memcpy` as before (lazily bound, so the dynamic linker's resolver saved the
 // vector registers holding round keys), 11 per one-pass call at -O2 on an AVX-512 host.
 #include "../../Runtime/CAESNI/AESNIIGE.c"
+#include "../../Runtime/CAESNI/ARMv8IGE.c"
 
 #include <stdio.h>
 #include <string.h>
 
-#if CAESNI_X86
+#if CAESNI_X86 || CAESNI_ARM64
 /// Counts 16-byte windows of the stack below this frame that equal a derived round key or a half of `prefix`.
 /// The one-pass loop's frame is about 16 KiB at -O0, so the window reaches well past it.
 static __attribute__((noinline)) int scan(const schedule *encrypt, const schedule *decrypt, const uint8_t *prefix) {
@@ -43,7 +45,7 @@ static __attribute__((noinline)) void call(int mode, const uint8_t *key, const u
 
 int main(void) {
     if (!caesni_available()) {
-        puts("no AES-NI: nothing to check");
+        puts("no AES instructions: nothing to check");
         return 0;
     }
     // The key, the prefix and the reference schedules are this program's own secrets. No libc call may follow while
@@ -76,7 +78,7 @@ int main(void) {
 }
 #else
 int main(void) {
-    puts("not x86: nothing to check");
+    puts("neither x86 nor ARM64: nothing to check");
     return 0;
 }
 #endif

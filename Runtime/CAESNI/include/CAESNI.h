@@ -1,5 +1,6 @@
-// AES-IGE on the CPU's AES instructions (AES-NI), for MTProtoCrypto. IGE decryption chains AES *decryptions*,
-// which no OpenSSL mode offers, so MTProtoCrypto runs this loop where the CPU has AES-NI and OpenSSL elsewhere.
+// AES-IGE on the CPU's AES instructions (AES-NI on x86: AESNIIGE.c; the ARMv8 Cryptography Extensions on ARM64:
+// ARMv8IGE.c), for MTProtoCrypto. IGE decryption chains AES *decryptions*, which no OpenSSL or swift-crypto mode
+// offers, so MTProtoCrypto runs this loop where the CPU has the instructions and its backend's AES elsewhere.
 // The functions only compute; MTProtoCrypto validates lengths first and picks the implementation.
 #ifndef CAESNI_H
 #define CAESNI_H
@@ -11,7 +12,8 @@
 extern "C" {
 #endif
 
-/// 1 when this build targets x86 and the CPU reports AES-NI and SSE2 (CPUID leaf 1), else 0.
+/// 1 when this build targets x86 and the CPU reports AES-NI and SSE2 (CPUID leaf 1), or targets ARM64 and the CPU
+/// has the AES instructions (always on Apple platforms; getauxval's HWCAP_AES on Linux), else 0.
 int caesni_available(void);
 
 /// IGE encryption (c_i = E(p_i ^ c_{i-1}) ^ p_{i-1}) of `length` bytes from `input` to `output`.
@@ -25,7 +27,8 @@ int caesni_ige_encrypt(const uint8_t *key, size_t key_length, const uint8_t *iv,
 int caesni_ige_decrypt(const uint8_t *key, size_t key_length, const uint8_t *iv,
                        const uint8_t *input, uint8_t *output, size_t length);
 
-/// 1 when `caesni_available` and the CPU also reports the SHA extensions, SSSE3 and SSE4.1 (CPUID leaves 7 and 1).
+/// 1 when `caesni_available` and the CPU also reports the SHA extensions, SSSE3 and SSE4.1 (CPUID leaves 7 and 1),
+/// or on ARM64 the SHA-2 instructions (HWCAP_SHA2).
 int caesni_sha_available(void);
 
 /// IGE decryption with a 32-byte (AES-256) `key`, as `caesni_ige_decrypt`, that also writes SHA-256(`prefix` ‖

@@ -75,81 +75,37 @@ enum PortableBackend: CryptoPrimitives {
         try DER.rsaKey(pem: pem, wantPrivate: wantPrivate)
     }
 
-    /// Encryption as CBC passes over 4 KiB pieces (see AES256IGE.swift for the rewriting): swift-crypto's CBC runs
-    /// the AES instructions where the CPU has them.
+    /// Encryption one block at a time on swift-crypto's AES permutation: the OpenSSL backend's rewriting as one CBC
+    /// pass, run on swift-crypto's CBC mode, measured 5 times slower than this (BackendBenchmarks, 2026-12-01).
     static func igeEncrypt(key: [UInt8], iv: [UInt8], _ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
-        let symmetric = SymmetricKey(data: key)
-        var chain = Array(iv[0..<16])              // y_0 = c_0, then the last y of each piece
-        var pm2 = Block.zero                       // p_{i−2}; p_{−1} = 0 makes x_1 = p_1
-        var pm1 = Block(iv, offset: 16)            // p_{i−1}; p_0 from the IV
-        let pieceSize = 4096
-        var saved = [UInt8](repeating: 0, count: pieceSize)
-        var start = 0
-        while start < buffer.count {
-            let length = min(pieceSize, buffer.count - start)
-            let piece = base + start
-            let pieceStart = pm1
-            var x = [UInt8](repeating: 0, count: length)
-            saved.withUnsafeMutableBytes { savedBase in
-                x.withUnsafeMutableBytes { xBase in
-                    var offset = 0
-                    while offset < length {
-                        let p = Block(piece, offset: offset)
-                        p.store(to: savedBase.baseAddress!, offset: offset)
-                        (p ^ pm2).store(to: xBase.baseAddress!, offset: offset)
-                        pm2 = pm1
-                        pm1 = p
-                        offset += 16
-                    }
-                }
-            }
-            let y: Data
-            do {
-                y = try AES._CBC.encrypt(x, using: symmetric, iv: AES._CBC.IV(ivBytes: chain), noPadding: true)
-            } catch {
-                throw .swiftCrypto(function: "AES._CBC.encrypt", detail: "\(error)")
-            }
-            guard y.count == length else {
-                throw .swiftCrypto(function: "AES._CBC.encrypt", detail: "\(y.count) bytes out for \(length) in")
-            }
-            chain = Array(y.suffix(16))
-            y.withUnsafeBytes { yBase in
-                saved.withUnsafeMutableBytes { savedBase in
-                    var previous = pieceStart
-                    var offset = 0
-                    while offset < length {
-                        (Block(UnsafeMutableRawPointer(mutating: yBase.baseAddress!), offset: offset) ^ previous)
-                            .store(to: piece, offset: offset)
-                        previous = Block(savedBase.baseAddress!, offset: offset)
-                        offset += 16
-                    }
-                }
-            }
-            start += length
-        }
+        try chain(key: key, y0: Block(iv, offset: 0), x0: Block(iv, offset: 16), buffer, decrypting: false)
     }
 
-    /// Decryption one block at a time: each AES input depends on the previous block's plaintext.
     static func igeDecrypt(key: [UInt8], iv: [UInt8], _ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+        try chain(key: key, y0: Block(iv, offset: 16), x0: Block(iv, offset: 0), buffer, decrypting: true)
+    }
+
+    /// y_i = F(x_i ⊕ y_{i−1}) ⊕ x_{i−1} in place: encryption with x = p, y = c, F = E, y_0 = c_0, x_0 = p_0;
+    /// decryption with x = c, y = p, F = D, y_0 = p_0, x_0 = c_0.
+    private static func chain(key: [UInt8], y0: Block, x0: Block, _ buffer: UnsafeMutableRawBufferPointer,
+                              decrypting: Bool) throws(CryptoError) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         let symmetric = SymmetricKey(data: key)
-        var cPrev = Block(iv, offset: 0)
-        var pPrev = Block(iv, offset: 16)
+        var yPrev = y0, xPrev = x0
         var block = [UInt8](repeating: 0, count: 16)
         var offset = 0
         while offset < buffer.count {
-            let c = Block(base, offset: offset)
-            block.withUnsafeMutableBytes { (c ^ pPrev).store(to: $0.baseAddress!, offset: 0) }
+            let x = Block(base, offset: offset)
+            block.withUnsafeMutableBytes { (x ^ yPrev).store(to: $0.baseAddress!, offset: 0) }
             do {
-                try AES.inversePermute(&block, key: symmetric)
+                if decrypting { try AES.inversePermute(&block, key: symmetric) } else { try AES.permute(&block, key: symmetric) }
             } catch {
-                throw .swiftCrypto(function: "AES.inversePermute", detail: "\(error)")
+                throw .swiftCrypto(function: decrypting ? "AES.inversePermute" : "AES.permute", detail: "\(error)")
             }
-            let p = Block(block, offset: 0) ^ cPrev
-            p.store(to: base, offset: offset)
-            pPrev = p
-            cPrev = c
+            let y = Block(block, offset: 0) ^ xPrev
+            y.store(to: base, offset: offset)
+            yPrev = y
+            xPrev = x
             offset += 16
         }
     }

@@ -1,14 +1,16 @@
 // The portable backend's numbers: attaswift/BigInt for parsing, comparison and the cheap arithmetic, and a
-// Montgomery exponentiation of our own for every modular power (BigInt's `power(_:modulus:)` divides after each
-// step and branches on the exponent's bits).
+// Montgomery exponentiation of our own (CMontgomery) for every modular power with an odd modulus (BigInt's
+// `power(_:modulus:)` divides after each step and branches on the exponent's bits).
 //
 // Secret exponents (DH's a and b, SRP's a, b and x, RSA's d) take a fixed 4-bit window over as many limbs as the
 // modulus has, a multiplication for every window (by 1 where the digit is 0), and the table entry read by scanning
 // all 16 with masks, so the sequence of operations and the memory it touches do not depend on the exponent. The
-// Montgomery product itself has no branch on the data (its final subtraction is masked). What is not constant:
+// Montgomery product itself has no branch on the data (its final subtraction is masked), and the scratch holding
+// the table is wiped after each call. What is not constant:
 // BigInt's conversions at the edges, which depend on the values' lengths only; and an exponent wider than the
 // modulus (SRP's a + u·x) takes its own limb count, which says whether a + u·x passed 2^2048.
 import BigInt
+import CMontgomery
 import Foundation
 
 struct PortableInteger: BackendInteger {
@@ -130,10 +132,10 @@ struct PortableInteger: BackendInteger {
     }
 }
 
-/// Montgomery arithmetic modulo an odd n of k 64-bit limbs (little-endian), R = 2^(64k).
+/// Montgomery arithmetic modulo an odd n of k 64-bit limbs (little-endian), R = 2^(64k); the loops are CMontgomery's.
 struct MontgomeryField {
     private let n: [UInt64]
-    private let k: Int
+    private let modulus: BigUInt
     /// −n^−1 mod 2^64.
     private let n0: UInt64
     /// R² mod n, to bring a number into Montgomery form.
@@ -143,7 +145,7 @@ struct MontgomeryField {
         guard modulus > 1, modulus[bitAt: 0] else { return nil }
         let limbs = Self.limbs(of: modulus)
         n = limbs
-        k = limbs.count
+        self.modulus = modulus
         // Newton's iteration for the inverse of an odd number mod 2^64: x = n is right to 3 bits, and each step
         // doubles that (3, 6, 12, 24, 48, 96).
         var inverse = limbs[0]
@@ -152,93 +154,16 @@ struct MontgomeryField {
         rSquared = Self.limbs(of: (BigUInt(1) << (128 * limbs.count)) % modulus, count: limbs.count)
     }
 
-    /// base^exponent mod n. With `secret`, the operations and memory reads do not depend on the exponent's bits.
+    /// base^exponent mod n. With `secret`, the operations and memory reads do not depend on the exponent's bits, and
+    /// the exponent takes at least as many limbs as the modulus whatever its value.
     func power(_ base: BigUInt, _ exponent: BigUInt, secret: Bool) -> BigUInt {
-        let modulus = Self.number(n)
-        var one = [UInt64](repeating: 0, count: k)
-        one[0] = 1
-        var table = [[UInt64]](repeating: one, count: 16)
-        table[0] = multiply(rSquared, one)                                  // 1 in Montgomery form
-        table[1] = multiply(Self.limbs(of: base % modulus, count: k), rSquared)
-        for i in 2..<16 { table[i] = multiply(table[i - 1], table[1]) }
+        let k = n.count
+        let reduced = Self.limbs(of: base % modulus, count: k)
         let exponentLimbs = Self.limbs(of: exponent, count: secret ? max(k, Self.limbCount(exponent)) : nil)
-        var accumulator = table[0]
-        var entry = one
-        for limb in exponentLimbs.reversed() {
-            for shift in stride(from: 60, through: 0, by: -4) {
-                for _ in 0..<4 { accumulator = multiply(accumulator, accumulator) }
-                let digit = Int((limb >> UInt64(shift)) & 0xf)
-                if secret {
-                    Self.select(table, digit, into: &entry)
-                    accumulator = multiply(accumulator, entry)
-                } else if digit != 0 {
-                    accumulator = multiply(accumulator, table[digit])
-                }
-            }
-        }
-        return Self.number(multiply(accumulator, one))
-    }
-
-    /// Copies table[digit] into `entry`, reading every entry (masks, no branch or index on the digit).
-    private static func select(_ table: [[UInt64]], _ digit: Int, into entry: inout [UInt64]) {
-        for j in entry.indices { entry[j] = 0 }
-        for (i, candidate) in table.enumerated() {
-            let difference = UInt64(truncatingIfNeeded: i ^ digit)
-            let mask = ((difference | (0 &- difference)) >> 63) &- 1          // all ones when i == digit
-            for j in entry.indices { entry[j] |= candidate[j] & mask }
-        }
-    }
-
-    /// a·b·R^−1 mod n for a, b < n (CIOS: multiply and reduce a limb at a time).
-    func multiply(_ a: [UInt64], _ b: [UInt64]) -> [UInt64] {
-        var t = [UInt64](repeating: 0, count: k + 2)
         var out = [UInt64](repeating: 0, count: k)
-        let k = self.k, n0 = self.n0
-        a.withUnsafeBufferPointer { a in
-            b.withUnsafeBufferPointer { b in
-                n.withUnsafeBufferPointer { n in
-                    t.withUnsafeMutableBufferPointer { t in
-                        for i in 0..<k {
-                            var carry: UInt64 = 0
-                            let bi = b[i]
-                            for j in 0..<k { (carry, t[j]) = Self.multiplyAdd(a[j], bi, t[j], carry) }
-                            let (sum, overflow) = t[k].addingReportingOverflow(carry)
-                            t[k] = sum
-                            t[k + 1] = overflow ? 1 : 0
-                            let m = t[0] &* n0
-                            (carry, _) = Self.multiplyAdd(m, n[0], t[0], 0)
-                            for j in 1..<k { (carry, t[j - 1]) = Self.multiplyAdd(m, n[j], t[j], carry) }
-                            let (top, topOverflow) = t[k].addingReportingOverflow(carry)
-                            t[k - 1] = top
-                            t[k] = t[k + 1] &+ (topOverflow ? 1 : 0)
-                        }
-                        // t < 2n: subtract n, and keep t where that borrows past t's top limb.
-                        out.withUnsafeMutableBufferPointer { out in
-                            var borrow: UInt64 = 0
-                            for j in 0..<k {
-                                let (d1, b1) = t[j].subtractingReportingOverflow(n[j])
-                                let (d2, b2) = d1.subtractingReportingOverflow(borrow)
-                                out[j] = d2
-                                borrow = (b1 ? 1 : 0) | (b2 ? 1 : 0)
-                            }
-                            let (_, under) = t[k].subtractingReportingOverflow(borrow)
-                            let keep = 0 &- UInt64(under ? 1 : 0)
-                            for j in 0..<k { out[j] = (t[j] & keep) | (out[j] & ~keep) }
-                        }
-                    }
-                }
-            }
-        }
-        return out
-    }
-
-    /// a·b + c + d as (high, low); cannot overflow 128 bits.
-    @inline(__always)
-    private static func multiplyAdd(_ a: UInt64, _ b: UInt64, _ c: UInt64, _ d: UInt64) -> (UInt64, UInt64) {
-        let product = a.multipliedFullWidth(by: b)
-        let (low1, o1) = product.low.addingReportingOverflow(c)
-        let (low2, o2) = low1.addingReportingOverflow(d)
-        return (product.high &+ (o1 ? 1 : 0) &+ (o2 ? 1 : 0), low2)
+        var scratch = [UInt64](repeating: 0, count: cmont_scratch_limbs(k))
+        cmont_power(&out, reduced, exponentLimbs, exponentLimbs.count, n, n0, rSquared, k, secret ? 1 : 0, &scratch)
+        return Self.number(out)
     }
 
     private static func limbCount(_ value: BigUInt) -> Int { max(1, (value.bitWidth + 63) / 64) }
