@@ -84,12 +84,13 @@ public struct DCPortConnection: Sendable {
         return tcp.tick(now: now)
     }
 
-    /// The connection ended: why, if it was not a clean close.
-    /// See `ServerConnection.runRemainingRequests(now:)` (an HTTP connection runs each request whole).
+    /// The connection is gone: runs what a frame left unrun, as `ServerConnection.runRemainingRequests(now:)` does
+    /// (an HTTP connection runs each request whole, so nothing is left).
     public mutating func runRemainingRequests(now: Double) -> [ServerConnectionEvent] {
         http == nil ? tcp.runRemainingRequests(now: now) : []
     }
 
+    /// The connection ended: why, if it was not a clean close.
     public mutating func finish() -> ServerConnectionError? {
         if http != nil { return http?.finish() }
         return tcp.finish()

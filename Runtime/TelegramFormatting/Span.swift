@@ -103,6 +103,7 @@ extension Span {
     }
 }
 
+/// Where an entity lies in its message's text, whatever its kind.
 extension Api.MessageEntity {
     /// The offset and length every constructor carries, in UTF-16 code units of the message's text
     /// (core.telegram.org/api/entities).
