@@ -222,8 +222,7 @@ import Testing
 
         let reopened = try telegram.client(store: store)      // configured with DC 2 as home, as `first` was
         let file = try await reopened.upload(bytes: SeededRandom(seed: 5).bytes(10_000), name: "a.bin")
-        let document = try Self.document(in: try await reopened.invoke(Api.functions.messages.sendMedia(
-            peer: .inputPeerSelf, media: .uploadedDocument(file), message: "", randomId: 409)))
+        let (_, document) = try await Self.send(file, from: reopened, to: .inputPeerSelf, randomID: 409)
         #expect(document.dcId == 1 && document.size == 10_000)
         await reopened.close()
         try await telegram.server.shutdown()
