@@ -7,6 +7,22 @@ let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6)
 ]
 
+// The portable crypto backend's libraries: on Apple platforms always, on Linux through PortableCryptoLinux, which
+// MTProtoCrypto depends on only with a trait that asks for it (one product listed under two conditions is a
+// duplicate SwiftPM warns about, so Linux's goes through a target).
+let portableLibraries: [Target.Dependency] = [
+    .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux])),
+    .product(name: "_CryptoExtras", package: "swift-crypto", condition: .when(platforms: [.linux])),
+    .product(name: "BigInt", package: "BigInt", condition: .when(platforms: [.linux])),
+]
+let applePlatforms: [Platform] = [.macOS, .iOS, .macCatalyst, .tvOS, .watchOS, .visionOS]
+let portableBackend: [Target.Dependency] = [
+    .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: applePlatforms)),
+    .product(name: "_CryptoExtras", package: "swift-crypto", condition: .when(platforms: applePlatforms)),
+    .product(name: "BigInt", package: "BigInt", condition: .when(platforms: applePlatforms)),
+    .target(name: "PortableCryptoLinux", condition: .when(traits: ["PortableCryptoBackend"])),
+]
+
 let package = Package(
     name: "swift-mtproto",
     // As low as the APIs used allow: Synchronization's Mutex and Atomic (TLRuntime, MTProto, MTProtoClient,
@@ -47,7 +63,12 @@ let package = Package(
     traits: [
         .trait(name: "PortableCrypto",
                description: "MTProtoCrypto computes on swift-crypto and BigInt instead of OpenSSL on Linux too "
-                   + "(Apple platforms always do)."),
+                   + "(Apple platforms always do).",
+               enabledTraits: ["PortableCryptoBackend"]),
+        // Without it a Linux build compiles neither swift-crypto (BoringSSL) nor BigInt.
+        .trait(name: "PortableCryptoBackend",
+               description: "Linux: compile the portable backend beside OpenSSL, which stays the default (for "
+                   + "comparing the two: the differential tests and BackendBenchmarks)."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -93,12 +114,12 @@ let package = Package(
         .target(name: "CMontgomery", path: "Runtime/CMontgomery"),
         // Two backends (Runtime/MTProtoCrypto/Backends): OpenSSL, linked on Linux only and the default there, and the
         // portable one on swift-crypto and BigInt, the only one elsewhere and the default with `PortableCrypto`.
+        // Re-exports swift-crypto and BigInt on Linux, for MTProtoCrypto with the trait `PortableCryptoBackend`.
+        .target(name: "PortableCryptoLinux", dependencies: portableLibraries, path: "Runtime/PortableCryptoLinux",
+                swiftSettings: swiftSettings),
         .target(name: "MTProtoCrypto",
                 dependencies: [.target(name: "COpenSSL", condition: .when(platforms: [.linux])),
-                               "CAESNI", "CMontgomery",
-                               .product(name: "Crypto", package: "swift-crypto"),
-                               .product(name: "_CryptoExtras", package: "swift-crypto"),
-                               .product(name: "BigInt", package: "BigInt")],
+                               "CAESNI", "CMontgomery"] + portableBackend,
                 path: "Runtime/MTProtoCrypto", swiftSettings: swiftSettings),
         // Sans-IO transport codecs (framing, obfuscated2, MTProxy, fake-TLS): bytes in, frames and bytes out.
         .target(name: "MTProtoTransport", dependencies: ["MTProtoCrypto", "CZlib"], path: "Runtime/MTProtoTransport",
@@ -209,7 +230,7 @@ let package = Package(
                     path: "Tests/GeneratedApiTests", swiftSettings: swiftSettings),
         .testTarget(name: "TLToolTests", dependencies: ["tl", "TLJSON", "TLSchema", "TLRuntime", "TelegramApi", "MTProtoApi"],
                     path: "Tests/TLToolTests", swiftSettings: swiftSettings),
-        .testTarget(name: "TLRuntimeTests", dependencies: ["TLRuntime"], path: "Tests/TLRuntimeTests",
+        .testTarget(name: "TLRuntimeTests", dependencies: ["TLRuntime", "TLSwiftGen"], path: "Tests/TLRuntimeTests",
                     swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoCryptoTests", dependencies: ["MTProtoCrypto", "MTProto"], path: "Tests/MTProtoCryptoTests",
                     swiftSettings: swiftSettings),

@@ -11,7 +11,8 @@ let package = Package(
     name: "Benchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "swift-mtproto", path: ".."),
+        // BackendBenchmarks times both crypto backends in one run; OpenSSL stays the default for the others.
+        .package(name: "swift-mtproto", path: "..", traits: [.defaults, "PortableCryptoBackend"]),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],

@@ -29,7 +29,8 @@ public struct AES256IGE: Sendable {
         /// The chaining composed around OpenSSL's EVP AES (the OpenSSL backend, Linux only).
         case openssl
         #endif
-        /// The chaining composed around swift-crypto's AES (the portable backend): runs everywhere.
+        /// The chaining composed around swift-crypto's AES (the portable backend): runs wherever that backend is
+        /// compiled (`CryptoBackend.compiled`).
         case portable
     }
 
@@ -69,6 +70,9 @@ public struct AES256IGE: Sendable {
             let name = chosen == .aesni ? "AES-NI" : "ARMv8 AES"
             guard Self.available.contains(chosen) else { throw .implementationUnavailable("\(name) on this CPU") }
             guard aesniKey else { throw .implementationUnavailable("\(name) IGE with a \(key.count)-byte key") }
+        }
+        guard chosen != .portable || CryptoBackend.compiled.contains(.portable) else {
+            throw .implementationUnavailable(Self.portableMissing)
         }
         self.key = key
         self.iv = iv
@@ -115,7 +119,12 @@ public struct AES256IGE: Sendable {
         #if canImport(COpenSSL)
         case .openssl: try OpenSSLBackend.igeEncrypt(key: key, iv: iv, buffer)
         #endif
-        case .portable: try PortableBackend.igeEncrypt(key: key, iv: iv, buffer)
+        case .portable:
+            #if PortableCryptoBackend || !canImport(COpenSSL)
+            try PortableBackend.igeEncrypt(key: key, iv: iv, buffer)
+            #else
+            throw .implementationUnavailable(Self.portableMissing)
+            #endif
         }
     }
 
@@ -127,9 +136,16 @@ public struct AES256IGE: Sendable {
         #if canImport(COpenSSL)
         case .openssl: try OpenSSLBackend.igeDecrypt(key: key, iv: iv, buffer)
         #endif
-        case .portable: try PortableBackend.igeDecrypt(key: key, iv: iv, buffer)
+        case .portable:
+            #if PortableCryptoBackend || !canImport(COpenSSL)
+            try PortableBackend.igeDecrypt(key: key, iv: iv, buffer)
+            #else
+            throw .implementationUnavailable(Self.portableMissing)
+            #endif
         }
     }
+
+    static let portableMissing = "the portable backend (a Linux build compiles it with the package trait PortableCryptoBackend)"
 
     /// The CPU loop this build's architecture has (CAESNI: AESNIIGE.c on x86, ARMv8IGE.c on ARM64).
     static var cpuLoop: Implementation {

@@ -109,6 +109,20 @@ import Testing
         }
     }
 
+    /// A Linux build compiles the portable backend only when a trait asks for it (so a default build compiles no
+    /// swift-crypto or BigInt); asking for its chaining in a build without it is a typed error, not a trap.
+    @Test func thePortableBackendIsCompiledWhereTheBuildSays() throws {
+        #if os(Linux) && !PortableCryptoBackend
+        #expect(CryptoBackend.compiled == [.openSSL])
+        let zero = [UInt8](repeating: 0, count: 32)
+        #expect(throws: CryptoError.implementationUnavailable(AES256IGE.portableMissing)) {
+            try AES256IGE(key: zero, iv: zero, implementation: .portable)
+        }
+        #else
+        #expect(CryptoBackend.compiled.contains(.portable))
+        #endif
+    }
+
     /// Forcing a backend's chaining runs it even where AES-NI is present, and round-trips a multi-piece buffer (the
     /// chaining's encryption works in 4 KiB pieces).
     @Test(arguments: CryptoBackend.compiled) func forcedFallback(backend: CryptoBackend) throws {

@@ -8,7 +8,12 @@ public enum BackendOperations {
     public static func modularPower(_ base: [UInt8], _ exponent: [UInt8], _ modulus: [UInt8], secretExponent: Bool,
                                     on backend: CryptoBackend) throws(CryptoError) -> [UInt8] {
         switch backend {
-        case .portable: try power(PortableInteger.self, base, exponent, modulus, secretExponent)
+        case .portable:
+            #if PortableCryptoBackend || !canImport(COpenSSL)
+            try power(PortableInteger.self, base, exponent, modulus, secretExponent)
+            #else
+            throw .implementationUnavailable(AES256IGE.portableMissing)
+            #endif
         case .openSSL:
             #if canImport(COpenSSL)
             try power(OpenSSLInteger.self, base, exponent, modulus, secretExponent)
@@ -22,7 +27,12 @@ public enum BackendOperations {
     public static func pbkdf2SHA512(_ password: [UInt8], salt: [UInt8], iterations: Int,
                                     on backend: CryptoBackend) throws(CryptoError) -> [UInt8] {
         switch backend {
-        case .portable: try PortableBackend.pbkdf2SHA512(password, salt: salt, iterations: iterations)
+        case .portable:
+            #if PortableCryptoBackend || !canImport(COpenSSL)
+            try PortableBackend.pbkdf2SHA512(password, salt: salt, iterations: iterations)
+            #else
+            throw .implementationUnavailable(AES256IGE.portableMissing)
+            #endif
         case .openSSL:
             #if canImport(COpenSSL)
             try OpenSSLBackend.pbkdf2SHA512(password, salt: salt, iterations: iterations)
@@ -32,14 +42,14 @@ public enum BackendOperations {
         }
     }
 
-    /// SHA-256 of `first ‖ second`.
+    /// SHA-256 of `first ‖ second`; the build's backend when the one named is not compiled.
     public static func sha256(_ first: [UInt8], _ second: [UInt8], on backend: CryptoBackend) -> [UInt8] {
         first.withUnsafeBytes { a in
             second.withUnsafeBytes { b in
-                #if canImport(COpenSSL)
+                #if canImport(COpenSSL) && PortableCryptoBackend
                 backend == .openSSL ? OpenSSLBackend.sha256(a, b) : PortableBackend.sha256(a, b)
                 #else
-                PortableBackend.sha256(a, b)
+                Backend.sha256(a, b)
                 #endif
             }
         }

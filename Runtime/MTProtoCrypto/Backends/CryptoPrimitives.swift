@@ -3,7 +3,9 @@
 // - OpenSSLBackend (COpenSSL): Linux only, the default there;
 // - PortableBackend (swift-crypto and BigInt): the only one on Apple platforms, and the default on Linux when the
 //   package trait `PortableCrypto` is enabled.
-// On Linux both are compiled, so the tests hold them to the same answers.
+// On Linux the portable one is compiled only with the trait `PortableCryptoBackend` (which `PortableCrypto` enables),
+// so a default Linux build compiles neither swift-crypto nor BigInt; with both, the tests hold them to the same
+// answers.
 
 /// The library that computes MTProtoCrypto's hashes, ciphers and big-number arithmetic in this build.
 public enum CryptoBackend: Sendable, Hashable, CaseIterable {
@@ -17,10 +19,13 @@ public enum CryptoBackend: Sendable, Hashable, CaseIterable {
     /// The backend every MTProtoCrypto operation uses in this build.
     public static var current: CryptoBackend { Backend.kind }
 
-    /// The backends compiled into this build, the current one first.
+    /// The backends compiled into this build, the current one first. On Linux the portable one is compiled only
+    /// with the package trait `PortableCryptoBackend` (or `PortableCrypto`, which enables it).
     public static var compiled: [CryptoBackend] {
-        #if canImport(COpenSSL)
+        #if canImport(COpenSSL) && PortableCryptoBackend
         current == .openSSL ? [.openSSL, .portable] : [.portable, .openSSL]
+        #elseif canImport(COpenSSL)
+        [.openSSL]
         #else
         [.portable]
         #endif

@@ -1,8 +1,14 @@
 // The portable backend: apple/swift-crypto for digests, PBKDF2 and AES, BigInt and this module's Montgomery
 // exponentiation for the numbers (PortableInteger.swift), this module's DER reader for RSA keys (DER.swift).
-// The only backend on Apple platforms; on Linux, the default with the package trait `PortableCrypto`.
+// The only backend on Apple platforms; on Linux, compiled with the package trait `PortableCryptoBackend` and the
+// default with `PortableCrypto` (which enables it).
+#if PortableCryptoBackend || !canImport(COpenSSL)
+#if os(Linux)
+import PortableCryptoLinux  // swift-crypto, re-exported (Package.swift)
+#else
 import Crypto
 import _CryptoExtras
+#endif
 import Foundation
 
 enum PortableBackend: CryptoPrimitives {
@@ -168,3 +174,4 @@ final class PortableSHA256: IncrementalSHA256 {
 
     func finish() -> [UInt8] { Array(hasher.finalize()) }
 }
+#endif

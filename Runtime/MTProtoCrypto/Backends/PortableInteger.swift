@@ -9,7 +9,12 @@
 // the table is wiped after each call. What is not constant:
 // BigInt's conversions at the edges, which depend on the values' lengths only; and an exponent wider than the
 // modulus (SRP's a + u·x) takes its own limb count, which says whether a + u·x passed 2^2048.
+#if PortableCryptoBackend || !canImport(COpenSSL)
+#if os(Linux)
+import PortableCryptoLinux  // BigInt, re-exported (Package.swift)
+#else
 import BigInt
+#endif
 import CMontgomery
 import Foundation
 
@@ -185,3 +190,4 @@ struct MontgomeryField {
         return BigUInt(Data(bytes))
     }
 }
+#endif
