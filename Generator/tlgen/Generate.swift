@@ -16,7 +16,9 @@ struct ConfigurationOption: ParsableArguments {
 struct Generate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Regenerate Generated/ from Schemas/ (the default command).",
-        discussion: "Writes only files whose text changed and removes stale ones, so the diff is what the schema change means.")
+        // Here too: as the default subcommand it is the one that reads a bare `tlgen --version`.
+        discussion: "Writes only files whose text changed and removes stale ones, so the diff is what the schema change means.",
+        version: GeneratorPipeline.version)
 
     @OptionGroup var config: ConfigurationOption
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import TLSwiftGen
 
 @main
 struct TLGen: ParsableCommand {
@@ -6,6 +7,7 @@ struct TLGen: ParsableCommand {
         commandName: "tlgen",
         abstract: "The TL schema compiler: Telegram's .tl schemas in, enum-based Swift out.",
         discussion: "Run without arguments to regenerate Generated/ from Schemas/ with Schemas/tlgen.json.",
+        version: GeneratorPipeline.version,
         subcommands: [Generate.self, Check.self, Lint.self, Diff.self, Emit.self],
         defaultSubcommand: Generate.self)
 }
