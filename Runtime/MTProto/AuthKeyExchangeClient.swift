@@ -125,6 +125,16 @@ extension AuthKeyExchange {
             if case .over = state { true } else { false }
         }
 
+        /// The server's message the exchange waits for (the last one once it is over), for errors that arrive
+        /// instead of it.
+        public var awaitedStep: AuthKeyExchangeError.Step {
+            switch state {
+                case .idle, .awaitingResPQ, .over: .resPQ
+                case .awaitingServerDHParams: .serverDHParams
+                case .awaitingDHGen: .dhGenAnswer
+            }
+        }
+
         /// Step 1: `req_pq_multi` with a fresh nonce, as an unencrypted frame. Calling it again restarts.
         public mutating func start(now: Double) -> [UInt8] {
             let nonce = random.bytes(16)

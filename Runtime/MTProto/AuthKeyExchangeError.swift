@@ -82,6 +82,9 @@ public struct AuthKeyExchangeError: Error, Sendable, Equatable, CustomStringConv
         /// A message arrived after the exchange finished or failed (reported under the role's last step), or
         /// before the client started (under `.resPQ`).
         case notExpected
+        /// Client: the server answered the exchange with a transport error instead of its next message (−404
+        /// when the inner data names a DC that address does not serve).
+        case refusedByServer(code: Int32)
     }
 
     /// The step the exchange was at.
@@ -105,7 +108,9 @@ public struct AuthKeyExchangeError: Error, Sendable, Equatable, CustomStringConv
             case .nonCanonicalEncoding(let offset): "body is not canonically encoded (byte \(offset))"
             case .nonceMismatch: "nonce does not match the client's"
             case .serverNonceMismatch: "server_nonce does not match the server's"
-            case .unknownFingerprints(let f): "no key for any server fingerprint \(f)"
+            case .unknownFingerprints(let f):
+                // Hex, 16 digits, as Telegram's key lists and mtserver's ready line print fingerprints.
+                "no key for any server fingerprint (\(f.map(Self.hexFingerprint).joined(separator: ", ")))"
             case .pqNotFactorable(let e): "pq cannot be factored: \(e)"
             case .pqFactorNotPrime(let n): "pq's factor \(n) is not prime"
             case .fieldMismatch(let field): "\(field) does not match"
@@ -125,8 +130,15 @@ public struct AuthKeyExchangeError: Error, Sendable, Equatable, CustomStringConv
             case .retryIDMismatch(let id): "retry_id \(id) is not the previous attempt's aux_hash"
             case .randomnessExhausted(let what): "randomness gave no usable \(what)"
             case .crypto(let e): "crypto failure: \(e)"
+            case .refusedByServer(let code):
+                "the server answered transport error \(code)" + (code == -404 ? " (it does not serve this DC)" : "")
             case .notExpected: "no message is expected in this state"
         }
         return "auth-key exchange, \(step.rawValue): \(what)"
+    }
+
+    private static func hexFingerprint(_ value: Int64) -> String {
+        let digits = String(UInt64(bitPattern: value), radix: 16)
+        return "0x" + String(repeating: "0", count: 16 - digits.count) + digits
     }
 }

@@ -365,6 +365,9 @@ public struct ClientConnection: Sendable {
             switch consume event {
                 case .transportError(let code):
                     if code == -404, case .probing(let refusal) = phase { try fail(.permanentKeyUnknown(refusal)) }
+                    if case .exchanging(let exchange) = phase {
+                        try fail(.exchange(AuthKeyExchangeError(exchange.awaitedStep, .refusedByServer(code: code))))
+                    }
                     try fail(.server(code: code))
                 case .quickAck(let token):
                     events += withSession(readyOnly: true) { $0.receiveQuickAck(token).map(Event.session) } ?? []

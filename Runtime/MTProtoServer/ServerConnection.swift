@@ -413,6 +413,10 @@ public struct ServerConnection: Sendable {
             result = try exchanging.receive(frame: frame, now: now)
         } catch {
             exchange = exchanging
+            // A key for a DC this port does not serve: say so before closing, with the −404 Telegram sends for a
+            // key it cannot use (core.telegram.org/mtproto/mtproto-transports, "Transport errors"), so the client
+            // can tell its user instead of seeing a bare close.
+            if case .dcMismatch = error.reason, let last = try? transport.sendTransportError(-404) { output.write(last) }
             output = fail(.exchange(error), output)
             return
         }

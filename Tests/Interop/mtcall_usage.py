@@ -126,8 +126,9 @@ def main():
                 f.write(ready["public_key"])
             done = mtcall.run("--server", f"127.0.0.1:{ready['ports']['1']}", "--rsa-key", keyfile, "--dc", "2",
                               "help.getNearestDc", server=False)
-            check("DC 1's port taken for DC 2: exit 1, the hint names the ready line's ports",
-                  done.returncode == 1 and '"ports"' in done.stderr, done.stderr)
+            check("DC 1's port taken for DC 2: exit 1, the server's -404 reported, the hint names the ready line's ports",
+                  done.returncode == 1 and "-404" in done.stderr and "serves another DC" in done.stderr
+                  and '"ports"' in done.stderr, done.stderr)
             done = mtcall.run("--server", f"127.0.0.1:{free_port()}", "--rsa-key", keyfile, "help.getNearestDc",
                               server=False)
             check("a refused port: one line in words, exit 1", done.returncode == 1

@@ -146,6 +146,18 @@ import Testing
         }
     }
 
+    /// A key exchange for a DC this port does not serve ends with −404 before the close, so the client can say
+    /// why instead of seeing the connection drop.
+    @Test func anExchangeForAnotherDCIsAnsweredMinus404() throws {
+        var pair = try Pair(context: try Fixture.context(), kind: .intermediate, seed: 13)
+        pair.exchange = AuthKeyExchange.Client(configuration: .init(keys: [try Fixture.rsaKey().publicKey], dcID: 3),
+                                               random: pair.random)
+        let reqDHParams = try pair.exchangeMessage(after: 1)
+        #expect(try pair.deliver(reqDHParams).isEmpty)
+        #expect(pair.transportErrors == [-404])
+        #expect(pair.server.closed == .exchange(AuthKeyExchangeError(.reqDHParams, .dcMismatch(3))))
+    }
+
     /// A frame sent with the quick-ack bit is acknowledged at once with the token the client's session expects.
     @Test(arguments: [TransportKind.abridged, .intermediate, .paddedIntermediate])
     func quickAckIsAnswered(kind: TransportKind) throws {

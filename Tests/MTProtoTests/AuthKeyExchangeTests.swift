@@ -124,6 +124,10 @@ import Testing
                                          server: try .init(keys: [second], dcID: 2))
         #expect(Exchange.run(c, s).0.error
             == AuthKeyExchangeError(.resPQ, .unknownFingerprints([second.publicKey.fingerprint])))
+        // Written as mtserver's ready line writes it: 0x and 16 hex digits.
+        let hex = String(UInt64(bitPattern: second.publicKey.fingerprint), radix: 16)
+        let written = "0x" + String(repeating: "0", count: 16 - hex.count) + hex
+        #expect(Exchange.run(c, s).0.error?.description.contains("fingerprint (\(written))") == true)
     }
 
     /// Telethon 1.x sends plain p_q_inner_data (no DC) encrypted with `0 ‖ SHA1(data) ‖ data ‖ padding`: the

@@ -31,6 +31,12 @@ extension MTCall {
                             ["give the server's own public key: mtserver prints it in its ready line as \"public_key\", "
                              + "with its \"fingerprint\""])
                 }
+                if case .refusedByServer(-404) = exchange.reason {
+                    return ("\(serverFlags) refused a key for DC \(dc) (transport error -404): that address serves "
+                            + "another DC",
+                            [server == nil ? "--dc must name the DC of the address you connect to"
+                             : "an mtserver's ready line lists each DC's port under \"ports\" (\"port\" is DC 1's)"])
+                }
                 return ("the auth-key exchange with \(serverFlags) failed: \(exchange)", [])
             case MTProtoClientError.closed where server != nil:
                 return ("\(serverFlags) closed the connection",
