@@ -8,6 +8,9 @@
 public final class AES256CTR: @unchecked Sendable {
     private let keystream: Backend.Keystream
 
+    /// - Parameters:
+    ///   - key: 32 bytes.
+    ///   - iv: 16 bytes, the initial counter block.
     public init(key: [UInt8], iv: [UInt8]) throws(CryptoError) {
         guard key.count == 32 else { throw .invalidKeyLength(what: "AES-256-CTR key", expected: 32, actual: key.count) }
         guard iv.count == 16 else { throw .invalidIVLength(what: "AES-256-CTR IV", expected: 16, actual: iv.count) }

@@ -39,8 +39,11 @@ public struct AES256IGE: Sendable {
     public static let available: [Implementation] = (caesni_available() != 0 ? [cpuLoop] : [])
         + CryptoBackend.compiled.map(\.chaining)
 
+    /// The 32-byte key (16 or 24 only through the test-only initializer).
     public let key: [UInt8]
+    /// The 32-byte IV: the initial previous-ciphertext block, then the initial previous-plaintext block.
     public let iv: [UInt8]
+    /// The loop or chaining that runs this instance.
     public let implementation: Implementation
 
     /// - Parameters:
@@ -89,14 +92,17 @@ public struct AES256IGE: Sendable {
         try AES256IGE(key: key, iv: iv).decrypt(ciphertext)
     }
 
+    /// The ciphertext of `plaintext`, whose length must be a multiple of 16.
     public func encrypt(_ plaintext: [UInt8]) throws(CryptoError) -> [UInt8] {
         try transformed(plaintext, encrypting: true)
     }
 
+    /// The plaintext of `ciphertext`, whose length must be a multiple of 16.
     public func decrypt(_ ciphertext: [UInt8]) throws(CryptoError) -> [UInt8] {
         try transformed(ciphertext, encrypting: false)
     }
 
+    /// Encrypts `data` in place. Its length must be a multiple of 16.
     public func encrypt(inPlace data: inout [UInt8]) throws(CryptoError) {
         let result: Result<Void, CryptoError> = data.withUnsafeMutableBytes { buffer in
             Result { () throws(CryptoError) in try encrypt(buffer) }
@@ -104,6 +110,7 @@ public struct AES256IGE: Sendable {
         try result.get()
     }
 
+    /// Decrypts `data` in place. Its length must be a multiple of 16.
     public func decrypt(inPlace data: inout [UInt8]) throws(CryptoError) {
         let result: Result<Void, CryptoError> = data.withUnsafeMutableBytes { buffer in
             Result { () throws(CryptoError) in try decrypt(buffer) }

@@ -12,6 +12,7 @@ public struct AuthKey: Sendable, Hashable, CustomStringConvertible, CustomDebugS
     /// aux_hash: SHA1(auth_key)[0..<8] ("the 64 higher-order bits"), used in new_nonce_hash.
     public let auxHash: [UInt8]
 
+    /// - Parameter bytes: the 256 key bytes; any other length throws `invalidKeyLength`.
     public init(_ bytes: [UInt8]) throws(CryptoError) {
         guard bytes.count == 256 else { throw .invalidKeyLength(what: "auth_key", expected: 256, actual: bytes.count) }
         self.bytes = bytes
@@ -20,8 +21,11 @@ public struct AuthKey: Sendable, Hashable, CustomStringConvertible, CustomDebugS
         auxHash = Array(digest[0..<8])
     }
 
+    /// The key's id in hex, never its bytes (the value may end up in logs).
     public var description: String { "AuthKey(id: \(String(idValue, radix: 16)))" }
+    /// As `description`: the id only.
     public var debugDescription: String { description }
+    /// The id only, so `dump` and debuggers do not show the key.
     public var customMirror: Mirror { Mirror(self, children: ["id": String(idValue, radix: 16)]) }
 
     /// auth_key_id read as the little-endian 64-bit integer it is on the wire.

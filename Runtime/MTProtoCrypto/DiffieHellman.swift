@@ -11,6 +11,7 @@ import Foundation
 public struct DHParameters: Sendable {
     /// dh_prime as 256 big-endian bytes.
     public let prime: [UInt8]
+    /// The generator, one of 2, 3, 4, 5, 6 or 7 (auth_key, "DH exchange initiation").
     public let g: Int
 
     /// Checks `prime` and `g` as the spec requires. The expensive primality tests are skipped for primes in
@@ -49,7 +50,9 @@ public struct DHParameters: Sendable {
     }
 
     /// Checks a received or generated public value (g_a, g_b): 1 < v < p−1 and 2^1984 < v < p − 2^1984.
-    /// - Parameter name: used in the error, e.g. "g_a".
+    /// - Parameters:
+    ///   - value: the public value, big-endian bytes.
+    ///   - name: used in the error, e.g. "g_a".
     public func checkPublicValue(_ value: [UInt8], name: String) throws(CryptoError) {
         guard value.count <= 256 else { throw .dhValueOutOfRange(what: "\(name) is wider than 2048 bits") }
         let v = try BigNum(bigEndian: value)
@@ -104,6 +107,7 @@ public struct DHParameters: Sendable {
 /// dh_prime values already proven safe, so the Miller–Rabin tests run once per prime and process (the spec
 /// suggests caching the check). Thread-safe. Starts with the prime Telegram's servers send.
 public final class DHPrimeCache: @unchecked Sendable {
+    /// The process-wide cache the exchange uses unless given another.
     public static let shared = DHPrimeCache(knownGood: [telegramPrime])
 
     /// The 2048-bit safe prime Telegram's production and test servers send (g = 3 in the documented sample).
@@ -123,10 +127,12 @@ public final class DHPrimeCache: @unchecked Sendable {
         primes = Set(knownGood)
     }
 
+    /// Whether `prime` (big-endian bytes) was already proven safe.
     public func contains(_ prime: [UInt8]) -> Bool {
         lock.withLock { primes.contains(prime) }
     }
 
+    /// Records `prime` as proven safe; call only after the full check passed.
     public func insert(_ prime: [UInt8]) {
         _ = lock.withLock { primes.insert(prime) }
     }

@@ -21,5 +21,6 @@ public enum Hash {
     /// MD5, which the API uses only as an upload checksum (`inputFile.md5_checksum`), never for security.
     public static func md5(_ data: [UInt8]) -> [UInt8] { Backend.md5(data) }
 
+    /// HMAC-SHA-256 of `data` under `key` (fake-TLS's ClientHello and ServerHello digests).
     public static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] { Backend.hmacSHA256(key: key, data: data) }
 }

@@ -13,6 +13,7 @@ public enum MTProto1 {
         Array(Hash.sha1(unpaddedPlaintext)[4..<20])
     }
 
+    /// The AES-256-IGE key and IV MTProto 1.0 derives from the auth key and a 16-byte msg_key.
     public static func keyAndIV(authKey: AuthKey, messageKey msgKey: [UInt8],
                                 direction: MessageDirection) throws(CryptoError) -> AESKeyIV {
         guard msgKey.count == 16 else { throw .invalidLength(what: "msg_key", expected: "16 bytes", actual: msgKey.count) }

@@ -11,19 +11,24 @@ public enum MessageDirection: Sendable, Hashable {
     /// Server to client, x = 8.
     case server
 
+    /// The offset x into auth_key the KDF reads at (core.telegram.org/mtproto/description).
     public var x: Int { self == .client ? 0 : 8 }
 }
 
 /// An AES-256-IGE key and 32-byte IV derived for one message.
 public struct AESKeyIV: Sendable, Hashable {
+    /// The 32-byte AES key.
     public let key: [UInt8]
+    /// The 32-byte IGE IV.
     public let iv: [UInt8]
 
+    /// A key and IV as derived; their lengths are checked when `cipher` is made.
     public init(key: [UInt8], iv: [UInt8]) {
         self.key = key
         self.iv = iv
     }
 
+    /// AES-256-IGE under this key and IV.
     public var cipher: AES256IGE {
         get throws(CryptoError) { try AES256IGE(key: key, iv: iv) }
     }
@@ -39,8 +44,10 @@ public struct MTProto2Cipher: Sendable {
     /// "12..1024 bytes of random padding" (description, "Important tests").
     public static let paddingRange = 12...1024
 
+    /// The authorization key messages are sealed and opened under.
     public let authKey: AuthKey
 
+    /// A cipher for the messages under `authKey`.
     public init(authKey: AuthKey) {
         self.authKey = authKey
     }
@@ -260,14 +267,20 @@ public struct DecryptedMessage: Sendable, Hashable {
 
     /// salt ‖ session_id ‖ msg_id ‖ seq_no ‖ message_data_length ‖ message_data ‖ padding (a copy).
     public var plaintext: [UInt8] { Array(frame[MTProto2Cipher.prefixLength...]) }
+    /// msg_key, 16 bytes.
     public var messageKey: [UInt8] { Array(frame[8..<24]) }
 
+    /// The server salt's 8 bytes.
     public var salt: [UInt8] { Array(frame[24..<32]) }
+    /// session_id's 8 bytes.
     public var sessionID: [UInt8] { Array(frame[32..<40]) }
-    /// salt and session_id as the longs they are.
+    /// The salt as the long it is.
     public var saltValue: Int64 { readLE(Int64.self, at: 0) }
+    /// session_id as the long it is.
     public var sessionIDValue: Int64 { readLE(Int64.self, at: 8) }
+    /// msg_id.
     public var messageID: Int64 { readLE(Int64.self, at: 16) }
+    /// seq_no.
     public var seqNo: Int32 { readLE(Int32.self, at: 24) }
     /// message_data_length (checked by `decrypt` to fit).
     public var messageDataLength: Int { Int(UInt32(bitPattern: readLE(Int32.self, at: 28))) }

@@ -9,6 +9,7 @@ public struct RSAPublicKey: Sendable, Hashable {
     /// e, minimal big-endian bytes.
     public let exponent: [UInt8]
 
+    /// From n and e as big-endian bytes; the modulus must have 2048 bits (MTProto encrypts 256-byte blocks).
     public init(modulus: [UInt8], exponent: [UInt8]) throws(CryptoError) {
         let n = try BigNum(bigEndian: modulus), e = try BigNum(bigEndian: exponent)
         try self.init(n: n, e: e)
@@ -62,9 +63,11 @@ public struct RSAPublicKey: Sendable, Hashable {
 
 /// An RSA private key, for the server side of the exchange (the test server).
 public struct RSAPrivateKey: Sendable {
+    /// The public half, whose fingerprint the server lists in resPQ.
     public let publicKey: RSAPublicKey
     private let privateExponent: [UInt8]
 
+    /// From n, e and d as big-endian bytes.
     public init(modulus: [UInt8], publicExponent: [UInt8], privateExponent: [UInt8]) throws(CryptoError) {
         publicKey = try RSAPublicKey(modulus: modulus, exponent: publicExponent)
         let d = try BigNum(bigEndian: privateExponent)
@@ -72,6 +75,7 @@ public struct RSAPrivateKey: Sendable {
         self.privateExponent = d.bigEndianBytes
     }
 
+    /// From decimal strings, the form the test vectors use.
     public init(modulusDecimal: String, publicExponentDecimal: String, privateExponentDecimal: String) throws(CryptoError) {
         try self.init(modulus: try BigNum(decimal: modulusDecimal).bigEndianBytes,
                       publicExponent: try BigNum(decimal: publicExponentDecimal).bigEndianBytes,

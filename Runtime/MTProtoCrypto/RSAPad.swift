@@ -9,10 +9,15 @@
 public enum RSAPad {
     /// "The length of data is at most 144 bytes."
     public static let maxDataLength = 144
+    /// data_with_padding's length: data and random padding to 192 bytes.
     public static let paddedLength = 192
 
     /// Encrypts `data` with random padding and temp_keys from `random`.
-    /// - Parameter maxAttempts: temp_keys to try before giving up; each succeeds with probability n / 2^2048.
+    /// - Parameters:
+    ///   - data: at most `maxDataLength` bytes (p_q_inner_data).
+    ///   - key: the server's public key.
+    ///   - random: where the padding and each temp_key come from.
+    ///   - maxAttempts: temp_keys to try before giving up; each succeeds with probability n / 2^2048.
     public static func encrypt(data: [UInt8], key: RSAPublicKey, random: some RandomSource,
                                maxAttempts: Int = 64) throws(CryptoError) -> [UInt8] {
         guard data.count <= maxDataLength else {
@@ -85,6 +90,7 @@ public enum RSALegacy {
     /// 255 − 20 bytes of SHA-1: the most data the block holds.
     public static let maxDataLength = 235
 
+    /// The 256-byte encrypted_data: `(0 ‖ SHA1(data) ‖ data ‖ padding)^e mod n`, padding from `random`.
     public static func encrypt(data: [UInt8], key: RSAPublicKey, random: some RandomSource) throws(CryptoError) -> [UInt8] {
         guard data.count <= maxDataLength else {
             throw .invalidLength(what: "legacy RSA data", expected: "at most 235 bytes", actual: data.count)
@@ -103,7 +109,10 @@ public enum RSALegacy {
     }
 
     /// Decrypts and checks a legacy block, given the data length the caller's TL parser found in the payload.
-    /// - Parameter dataLength: a closure receiving data ‖ padding (235 bytes) and returning the length of data.
+    /// - Parameters:
+    ///   - encrypted: the 256-byte encrypted_data.
+    ///   - key: the server's private key.
+    ///   - dataLength: a closure receiving data ‖ padding (235 bytes) and returning the length of data.
     public static func decrypt(_ encrypted: [UInt8], key: RSAPrivateKey,
                                dataLength: ([UInt8]) -> Int?) throws(CryptoError) -> [UInt8] {
         try decode(decryptedBlock: key.decryptRaw(encrypted), dataLength: dataLength)

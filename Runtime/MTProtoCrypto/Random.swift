@@ -30,6 +30,7 @@ extension RandomSource {
 /// backend). Should it ever report failure, the buffer is filled from the operating system's generator instead, so
 /// callers never receive unfilled bytes.
 public struct SystemRandom: RandomSource {
+    /// The system generator; it holds no state.
     public init() {}
 
     public func fill(_ buffer: UnsafeMutableRawBufferPointer) {
