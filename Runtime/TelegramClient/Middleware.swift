@@ -6,12 +6,12 @@ import MTProto
 import MTProtoClient
 import TLRuntime
 
-/// A call on its way through a ``TelegramClient``'s middleware chain.
+/// A call on its way through a ``TelegramClient/TelegramClient``'s middleware chain.
 public struct Invocation: Sendable {
     /// The serialized request, boxed (function ID first).
     public var body: [UInt8]
     /// The request as built, for its name and parameters; nil for calls made with
-    /// ``TelegramClient/invoke(raw:timeout:)``.
+    /// ``TelegramClient/TelegramClient/invoke(raw:timeout:)``.
     public var function: FunctionDescription?
     /// The DC the call goes to; nil for the home DC (a call that follows `PHONE_MIGRATE`, `USER_MIGRATE` and
     /// `NETWORK_MIGRATE` along with the account).
@@ -28,16 +28,16 @@ public struct Invocation: Sendable {
     }
 }
 
-/// One step of the chain every ``TelegramClient/invoke(_:timeout:)`` runs through.
+/// One step of the chain every ``TelegramClient/TelegramClient/invoke(_:timeout:)`` runs through.
 ///
 /// A middleware gets the call and the rest of the chain, `next`; it returns the serialized result (from `next` or
 /// its own) or throws. It may call `next` more than once (a retry), change the call first (another DC, another
 /// timeout), or not call it at all (a cache, a rate limit that refuses). It runs on the caller's task and may be
 /// called from many at once.
 ///
-/// The configuration's ``TelegramClient/Configuration/middlewares`` run first, in order, the first one outermost;
-/// then ``MigrationMiddleware`` and ``FloodWaitMiddleware``, so a user's middleware sees each call once, however
-/// many migrations and flood waits it took.
+/// The configuration's ``TelegramClient/TelegramClient/Configuration/middlewares`` run first, in order, the first
+/// one outermost; then ``MigrationMiddleware`` and ``FloodWaitMiddleware``, so a user's middleware sees each call
+/// once, however many migrations and flood waits it took.
 public protocol InvokeMiddleware: Sendable {
     /// Runs `invocation`, mostly by passing it to `next`.
     func invoke(_ invocation: Invocation, next: Invoker) async throws -> ArraySlice<UInt8>

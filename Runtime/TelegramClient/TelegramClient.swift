@@ -135,7 +135,7 @@ public actor TelegramClient {
         /// Middlewares every call runs through, the first outermost, before the built-in ``MigrationMiddleware``
         /// and ``FloodWaitMiddleware`` (see ``InvokeMiddleware``). None by default.
         public var middlewares: [any InvokeMiddleware] = []
-        /// What opens every connection's channel: ``TCPDialer`` (TCP, through `connectionProxy` if set) by default.
+        /// What opens every connection's channel: `TCPDialer` (TCP, through `connectionProxy` if set) by default.
         public var dialer: any ChannelDialer = TCPDialer()
 
         /// A configuration for the given DCs and keys; every other setting has the default described on its property.
