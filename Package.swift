@@ -251,6 +251,7 @@ let package = Package(
                                    "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi", "TelegramApiServer",
                                    "TelegramFormatting",
                                    .product(name: "NIOCore", package: "swift-nio"),
+                                   .product(name: "NIOEmbedded", package: "swift-nio"),
                                    .product(name: "NIOPosix", package: "swift-nio")],
                     path: "Tests/MTProtoServerTests", swiftSettings: swiftSettings),
         .testTarget(name: "MTProtoTests", dependencies: ["MTProto", "MTProtoApi", "MTProtoCrypto", "TLRuntime"],

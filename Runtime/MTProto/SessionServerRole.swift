@@ -48,7 +48,7 @@ extension Session {
 
     /// Fault injection: the next received frames are rejected with these `bad_msg_notification` codes, one each,
     /// instead of being handled (48 sends `bad_server_salt`).
-    public mutating func injectBadMessageNotifications(_ codes: [Int32]) { injectedBadMessages += codes }
+    package mutating func injectBadMessageNotifications(_ codes: [Int32]) { injectedBadMessages += codes }
 
     /// Fault injection: forget everything about this session, as a restarted server would; the next message gets
     /// `new_session_created`.

@@ -94,6 +94,8 @@ public actor MTProtoClient {
         public var random: any RandomSource
         /// A SOCKS5 or HTTP CONNECT proxy every connection is opened through, to `host`:`port` (nil: directly).
         public var proxy: ProxyConfiguration?
+        /// What opens each connection's channel (``TCPDialer`` by default; a test passes one in memory).
+        public var dialer: any ChannelDialer
 
         /// A configuration for one DC; every setting but the address and connection has a default.
         public init(host: String, port: Int, connection: ClientConnection.Configuration,
@@ -102,8 +104,10 @@ public actor MTProtoClient {
                     reconnect: ReconnectPolicy = ReconnectPolicy(),
                     keysChanged: (@Sendable (DCKeys) async throws -> Void)? = nil,
                     clock: @escaping @Sendable () -> Double = MTProtoClient.wallClock,
-                    random: any RandomSource = SystemRandom(), proxy: ProxyConfiguration? = nil) {
+                    random: any RandomSource = SystemRandom(), proxy: ProxyConfiguration? = nil,
+                    dialer: any ChannelDialer = TCPDialer()) {
             self.host = host
+            self.dialer = dialer
             self.proxy = proxy
             self.port = port
             self.connection = connection
@@ -403,6 +407,13 @@ public actor MTProtoClient {
         }
     }
 
+    /// `invokeInPlace(raw:timeout:)` without waiting out flood waits: one attempt, for a caller with rules of its
+    /// own (`TelegramClient`'s middleware chain).
+    package nonisolated(nonsending) func invokeOnce(raw body: [UInt8],
+                                                   timeout: Duration? = nil) async throws -> ArraySlice<UInt8> {
+        try await send(body, timeout: timeout ?? configuration.requestTimeout)
+    }
+
     /// One attempt: the answer, or why there is none. The call is queued in `lane` without entering the actor
     /// (an actor hop under a task executor preference is a round trip through the event loop's queue each way);
     /// the actor takes what is queued in one job (`takeQueuedCalls`) and the answer resumes the caller directly.
@@ -521,7 +532,7 @@ public actor MTProtoClient {
     }
 
     /// Drops the TCP connection as a network failure would (for tests of reconnecting); the client reconnects.
-    public func dropConnection() async {
+    package func dropConnection() async {
         try? await channel?.close()
     }
 

@@ -132,6 +132,11 @@ public actor TelegramClient {
         /// of `transport`, with these options; each request's `Host` is its DC's address, and the DC addresses
         /// (`dcs`, or `proxy`) must be HTTP endpoints. nil (the default) uses the TCP framing.
         public var httpTransport: HTTPTransportOptions?
+        /// Middlewares every call runs through, the first outermost, before the built-in ``MigrationMiddleware``
+        /// and ``FloodWaitMiddleware`` (see ``InvokeMiddleware``). None by default.
+        public var middlewares: [any InvokeMiddleware] = []
+        /// What opens every connection's channel: `TCPDialer` (TCP, through `connectionProxy` if set) by default.
+        public var dialer: any ChannelDialer = TCPDialer()
 
         /// A configuration for the given DCs and keys; every other setting has the default described on its property.
         public init(app: App, dcs: [Int32: DCAddress], homeDC: Int32 = 2, serverKeys: [RSAPublicKey],
@@ -213,16 +218,19 @@ public actor TelegramClient {
     public let configuration: Configuration
     /// The DC the account lives on: the configured one until the store or a `*_MIGRATE_X` answer moves it.
     public private(set) var homeDC: Int32
-    private var addresses: [Int32: DCAddress]
-    /// The IPv6 options `help.getConfig` listed, by DC (used with `preferIPv6`).
-    private var ipv6Addresses: [Int32: DCAddress] = [:]
-    private var clients: [Int32: MTProtoClient] = [:]
+    /// Every connection and where each DC is reached (ConnectionPool.swift).
+    private let pool: ConnectionPool
+    /// What every call runs through: the configuration's middlewares, then the built-in ones (Middleware.swift).
+    private nonisolated let chain: MiddlewareChain
+    private var addresses: [Int32: DCAddress] {
+        get { pool.addresses }
+        set { pool.addresses = newValue }
+    }
     /// The home DC's connected client, read without entering this actor: a call needs no routing until the DC
     /// answers with a migration, so it goes straight to that client (entering and leaving this actor on every call
     /// cost about 7 % of a pipelined client's CPU). Kept by `homeChanged` whenever `clients`, `homeDC` or `closed`
     /// change.
     private nonisolated let homeClient = Mutex<MTProtoClient?>(nil)
-    private var connecting: [Int32: Task<MTProtoClient, any Error>] = [:]
     private var stored: ClientState?
     private var closed = false
     private var pumps: [Task<Void, Never>] = []
@@ -280,7 +288,11 @@ public actor TelegramClient {
         self.configuration = configuration
         self.taskExecutor = taskExecutor ?? EventLoopTaskExecutor(MultiThreadedEventLoopGroup.singleton.next())
         homeDC = configuration.homeDC
-        addresses = configuration.dcs
+        pool = ConnectionPool(configuration: configuration, taskExecutor: self.taskExecutor)
+        chain = MiddlewareChain(configuration.middlewares + [
+            MigrationMiddleware(maxMigrations: configuration.maxMigrations),
+            FloodWaitMiddleware(threshold: configuration.floodWaitThreshold),
+        ])
         peerCache = PeerCache(capacity: configuration.peerCacheCapacity)
         (events, eventsSink) = AsyncStream.makeStream(of: UpdateEvent.self, bufferingPolicy: .bufferingNewest(1024))
         (updates, updatesSink) = AsyncStream.makeStream(of: Api.Updates.self, bufferingPolicy: .bufferingNewest(1024))
@@ -302,7 +314,9 @@ public actor TelegramClient {
     /// (`.rpc(RPCError)` for an `rpc_error`) or `TelegramClientError`.
     public nonisolated func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>),
                                                 timeout: Duration? = nil) async throws -> T {
-        let result = try Self.parse(await invokeInPlace(raw: call.1.bytes, timeout: timeout), with: call.2)
+        let result = try Self.parse(await chain.run(Invocation(body: call.1.bytes, function: call.0, timeout: timeout),
+                                                    from: 0, client: self),
+                                    with: call.2)
         await noteResult(result, of: call.0)
         return result
     }
@@ -311,9 +325,8 @@ public actor TelegramClient {
     public func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>), onDC dc: Int32,
                                     timeout: Duration? = nil) async throws -> T {
         try await load()
-        let result = try Self.parse(await invoke(raw: call.1.bytes, on: dc, timeout: timeout, followHome: dc == homeDC,
-                                                 after: nil),
-                                    with: call.2)
+        let invocation = Invocation(body: call.1.bytes, function: call.0, dc: dc == homeDC ? nil : dc, timeout: timeout)
+        let result = try Self.parse(await chain.run(invocation, from: 0, client: self), with: call.2)
         noteResult(result, of: call.0)
         return result
     }
@@ -328,21 +341,23 @@ public actor TelegramClient {
     /// a large result is not copied on its way here.
     public nonisolated(nonsending) func invokeInPlace(raw body: [UInt8],
                                                      timeout: Duration? = nil) async throws -> ArraySlice<UInt8> {
-        guard let home = homeClient.withLock({ $0 }) else { return try await routed(raw: body, timeout: timeout) }
-        do {
-            return try await home.invokeInPlace(raw: body, timeout: timeout)
-        } catch MTProtoClientError.rpc(let error) {
-            guard case .migrate = error.kind else { throw MTProtoClientError.rpc(error) }
-            return try await routed(raw: body, timeout: timeout, after: error)
-        }
+        try await chain.run(Invocation(body: body, timeout: timeout), from: 0, client: self)
     }
 
-    /// `invoke(raw:)` through this actor: connecting first, and following migrations (`after`: the migration the
-    /// home DC already answered with).
-    private func routed(raw body: [UInt8], timeout: Duration?,
-                        after migration: RPCError? = nil) async throws -> ArraySlice<UInt8> {
+    /// Where a call leaves the middleware chain: to the home DC's connection without entering this actor when it
+    /// is connected, else through the actor (connecting first, or to another DC).
+    nonisolated(nonsending) func send(_ invocation: Invocation) async throws -> ArraySlice<UInt8> {
+        if invocation.dc == nil, let home = homeClient.withLock({ $0 }) {
+            return try await home.invokeOnce(raw: invocation.body, timeout: invocation.timeout)
+        }
+        return try await routed(invocation)
+    }
+
+    private func routed(_ invocation: Invocation) async throws -> ArraySlice<UInt8> {
         try await load()
-        return try await invoke(raw: body, on: homeDC, timeout: timeout, followHome: true, after: migration)
+        let dc = invocation.dc ?? homeDC
+        let body = dc == homeDC ? invocation.body : Self.withoutUpdates(invocation.body)
+        return try await client(for: dc).invokeOnce(raw: body, timeout: invocation.timeout)
     }
 
     private nonisolated static func parse<T>(_ bytes: ArraySlice<UInt8>, with parser: DeserializeFunctionResponse<T>) throws -> T {
@@ -353,45 +368,8 @@ public actor TelegramClient {
         }
     }
 
-    private func invoke(raw body: [UInt8], on first: Int32, timeout: Duration?, followHome: Bool,
-                        after migration: RPCError?) async throws -> ArraySlice<UInt8> {
-        var dc = first
-        var imported = false
-        var last: RPCError?
-        for attempt in 0...configuration.maxMigrations {
-            do {
-                if attempt == 0, let migration { throw MTProtoClientError.rpc(migration) }
-                let sent = dc == homeDC ? body : Self.withoutUpdates(body)
-                return try await client(for: dc).invokeInPlace(raw: sent, timeout: timeout)
-            } catch MTProtoClientError.rpc(let error) {
-                last = error
-                switch error.kind {
-                    case .migrate(let kind, let target):
-                        let target = Int32(clamping: target)
-                        configuration.logger.info("\(error.message): to DC \(target)")
-                        switch kind {
-                            case .phone, .user, .network:
-                                guard followHome else { throw MTProtoClientError.rpc(error) }
-                                try await setHome(target)
-                            case .file, .stats:
-                                try await authorize(on: target)
-                                imported = true
-                        }
-                        dc = target
-                    case .unauthorized where dc != homeDC && !imported:
-                        // A DC the account was never imported to: export from home, import there, retry once.
-                        try await authorize(on: dc)
-                        imported = true
-                    default:
-                        throw MTProtoClientError.rpc(error)
-                }
-            }
-        }
-        throw TelegramClientError.tooManyMigrations(last: last ?? RPCError(code: 303, message: "MIGRATE"))
-    }
-
     /// Logs the home DC's account in on `dc` (core.telegram.org/api/datacenter#authorization-transfer).
-    private func authorize(on dc: Int32) async throws {
+    func authorize(on dc: Int32) async throws {
         guard dc != homeDC else { return }
         let exported = try await client(for: homeDC).invoke(Api.functions.auth.exportAuthorization(dcId: dc))
         guard case .exportedAuthorization(let transfer) = exported else { return }
@@ -403,8 +381,14 @@ public actor TelegramClient {
     /// updates (core.telegram.org/method/invokeWithoutUpdates), which reach the client on its home DC's connection;
     /// otherwise the server may push the same updates over both.
     nonisolated static func withoutUpdates(_ body: [UInt8]) -> [UInt8] {
-        [0xb7, 0x59, 0x94, 0xbf] + body  // invokeWithoutUpdates#bf9459b7 query:!X
+        withoutUpdatesPrefix + body
     }
+
+    /// `invokeWithoutUpdates` without its query, which it ends with.
+    private static let withoutUpdatesPrefix: [UInt8] = {
+        let probe = Api.functions.help.getConfig()
+        return Array(Api.functions.invokeWithoutUpdates(query: probe).1.bytes.dropLast(probe.1.bytes.count))
+    }()
 
     /// The connected main client of `dc`.
     func connection(to dc: Int32) async throws -> MTProtoClient {
@@ -426,11 +410,7 @@ public actor TelegramClient {
         try await load()
         _ = try await client(for: dc)
         guard let key = stored?.permanentKeys[dc] else { return nil }
-        let learnedIPv6 = configuration.preferIPv6 ? ipv6Addresses[dc] : nil
-        guard let address = configuration.proxy ?? learnedIPv6 ?? addresses[dc] else {
-            throw TelegramClientError.unknownDC(dc)
-        }
-        return try await extraClient(dc: dc, address: address, serverKeys: configuration.serverKeys, key: key)
+        return try await extraClient(dc: dc, address: pool.address(of: dc), serverKeys: configuration.serverKeys, key: key)
     }
 
     /// A connection to a CDN DC at `address`, whose keys come from `help.getCdnConfig`: a key of its own made by a
@@ -447,15 +427,8 @@ public actor TelegramClient {
     private func extraClient(dc: Int32, address: DCAddress, serverKeys: [RSAPublicKey],
                              key: StoredAuthKey?) async throws -> MTProtoClient {
         if closed { throw TelegramClientError.closed }
-        let client = MTProtoClient(configuration: .init(
-            host: address.host, port: address.port,
-            connection: .init(transport: transportConfiguration(dc: dc, address: address),
-                              serverKeys: serverKeys, dcID: dc, storedKey: key,
-                              session: configuration.session, temporaryKeys: key == nil ? nil : configuration.temporaryKeys),
-            requestTimeout: configuration.requestTimeout, floodWaitThreshold: configuration.floodWaitThreshold,
-            firstRequestPrefix: initConnectionPrefix(), reconnect: configuration.reconnect,
-            clock: configuration.clock, random: configuration.random, proxy: configuration.connectionProxy),
-            taskExecutor: taskExecutor)
+        let client = pool.makeClient(dc: dc, address: address, serverKeys: serverKeys, storedKey: key,
+                                     temporaryKeys: key == nil ? nil : configuration.temporaryKeys)
         let updates = client.updates
         pumps.append(Task(executorPreference: taskExecutor) { for await _ in updates {} })
         try await client.connect()
@@ -475,9 +448,9 @@ public actor TelegramClient {
     public func close() async {
         closed = true
         homeChanged()
-        for task in connecting.values { task.cancel() }
-        for client in clients.values { await client.close() }
-        clients.removeAll()
+        for task in pool.connecting.values { task.cancel() }
+        for client in pool.clients.values { await client.close() }
+        pool.clients.removeAll()
         await media.close()
         for pump in pumps { pump.cancel() }
         fetchTask?.cancel()
@@ -502,12 +475,12 @@ public actor TelegramClient {
     public var channelBoxes: [Int64: ChannelBox] { updateState.channels }
 
     /// Drops the home DC's TCP connection as a network failure would (for tests of catching up); it reconnects.
-    public func dropHomeConnection() async {
-        await clients[homeDC]?.dropConnection()
+    package func dropHomeConnection() async {
+        await pool.clients[homeDC]?.dropConnection()
     }
 
     /// The DC connections open now.
-    public var connectedDCs: [Int32] { clients.keys.sorted() }
+    public var connectedDCs: [Int32] { pool.clients.keys.sorted() }
 
     // MARK: Connections
 
@@ -559,37 +532,29 @@ public actor TelegramClient {
     /// The connected client of a DC, connecting (once, however many callers wait) when there is none.
     private func client(for dc: Int32) async throws -> MTProtoClient {
         if closed { throw TelegramClientError.closed }
-        if let client = clients[dc] { return client }
-        if let pending = connecting[dc] { return try await pending.value }
+        if let client = pool.clients[dc] { return client }
+        if let pending = pool.connecting[dc] { return try await pending.value }
         let task = Task(executorPreference: taskExecutor) { try await self.connect(dc) }
-        connecting[dc] = task
-        defer { connecting[dc] = nil }
+        pool.connecting[dc] = task
+        defer { pool.connecting[dc] = nil }
         let client = try await task.value
-        clients[dc] = client
+        pool.clients[dc] = client
         homeChanged()
         return client
     }
 
     private func homeChanged() {
-        let home = closed ? nil : clients[homeDC]
+        let home = closed ? nil : pool.clients[homeDC]
         homeClient.withLock { $0 = home }
     }
 
     private func connect(_ dc: Int32) async throws -> MTProtoClient {
-        if addresses[dc] == nil, configuration.proxy == nil { try await learnAddresses(missing: dc) }
-        let learnedIPv6 = configuration.preferIPv6 ? ipv6Addresses[dc] : nil
-        guard let address = configuration.proxy ?? learnedIPv6 ?? addresses[dc] else { throw TelegramClientError.unknownDC(dc) }
-        let client = MTProtoClient(configuration: .init(
-            host: address.host, port: address.port,
-            connection: .init(transport: transportConfiguration(dc: dc, address: address),
-                              serverKeys: configuration.serverKeys, dcID: dc, storedKey: stored?.permanentKeys[dc],
-                              session: configuration.session, temporaryKeys: configuration.temporaryKeys,
-                              storedTemporaryKey: stored?.temporaryKeys[dc]),
-            requestTimeout: configuration.requestTimeout, floodWaitThreshold: configuration.floodWaitThreshold,
-            firstRequestPrefix: initConnectionPrefix(), reconnect: configuration.reconnect,
-            keysChanged: { [weak self] keys in try await self?.keysChanged(keys, dc: dc, address: address) },
-            clock: configuration.clock, random: configuration.random, proxy: configuration.connectionProxy),
-            taskExecutor: taskExecutor)
+        if pool.needsAddress(of: dc) { try await learnAddresses(missing: dc) }
+        let address = try pool.address(of: dc)
+        let client = pool.makeClient(
+            dc: dc, address: address, serverKeys: configuration.serverKeys, storedKey: stored?.permanentKeys[dc],
+            storedTemporaryKey: stored?.temporaryKeys[dc], temporaryKeys: configuration.temporaryKeys,
+            keysChanged: { [weak self] keys in try await self?.keysChanged(keys, dc: dc, address: address) })
         let states = client.states, updates = client.updates
         pumps.append(Task(executorPreference: taskExecutor) { [weak self] in
             for await state in states { await self?.stateChanged(state, dc: dc) }
@@ -629,19 +594,8 @@ public actor TelegramClient {
     /// Asks the home DC (or any connected one) for `help.getConfig` and keeps the addresses it lists, IPv4 and
     /// IPv6 apart.
     private func learnAddresses(missing dc: Int32) async throws {
-        guard dc != homeDC || !clients.isEmpty, let source = clients[homeDC] ?? clients.values.first else {
-            throw TelegramClientError.unknownDC(dc)
-        }
-        guard case .config(let config) = try await source.invoke(Api.functions.help.getConfig()) else { return }
-        for case .dcOption(let option) in config.dcOptions where !option.mediaOnly && !option.cdn {
-            let address = DCAddress(host: option.ipAddress, port: Int(option.port))
-            if option.ipv6 {
-                if ipv6Addresses[option.id] == nil { ipv6Addresses[option.id] = address }
-            } else if addresses[option.id] == nil {
-                addresses[option.id] = address
-            }
-        }
-        configuration.logger.info("learned DC addresses: \(addresses.keys.sorted())")
+        let source = try pool.configSource(for: dc, home: homeDC)
+        pool.learn(from: try await source.invoke(Api.functions.help.getConfig()))
     }
 
     // MARK: Updates
@@ -923,16 +877,5 @@ public actor TelegramClient {
     private func boxSaved() {
         boxSave = nil
         saveBox()
-    }
-
-    /// `invokeWithLayer(layer, initConnection(…, query))` without the query: both end with it, so this prefix and a
-    /// request's bytes make the wrapped request.
-    private func initConnectionPrefix() -> [UInt8] {
-        let app = configuration.app
-        let probe = Api.functions.help.getConfig()
-        let wrapped = Api.functions.invokeWithLayer(layer: Api.layer, query: Api.functions.initConnection(
-            apiId: app.apiID, deviceModel: app.deviceModel, systemVersion: app.systemVersion, appVersion: app.appVersion,
-            systemLangCode: app.systemLangCode, langPack: app.langPack, langCode: app.langCode, query: probe))
-        return Array(wrapped.1.bytes.dropLast(probe.1.bytes.count))
     }
 }

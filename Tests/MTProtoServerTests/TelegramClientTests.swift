@@ -47,18 +47,19 @@ struct LocalTelegram {
                 session: SessionConfiguration = SessionConfiguration(), floodWaitThreshold: Int = 60,
                 temporaryKeys: TemporaryKeyPolicy? = nil, followsUpdates: Bool = true,
                 clock: @escaping @Sendable () -> Double = MTProtoClient.wallClock,
-                connectionProxy: ProxyConfiguration? = nil,
+                connectionProxy: ProxyConfiguration? = nil, middlewares: [any InvokeMiddleware] = [],
                 taskExecutor: EventLoopTaskExecutor? = nil, dc: Int32 = 2) throws -> TelegramClient {
         var proxy: DCAddress?
         if case .mtproxy = obfuscation { proxy = DCAddress(host: "127.0.0.1", port: server.proxyPort ?? 0) }
-        return TelegramClient(configuration: .init(
+        var configuration = TelegramClient.Configuration(
             app: .init(apiID: 1, apiHash: "test"), dcs: [dc: DCAddress(host: "127.0.0.1", port: server.ports[dc] ?? 0)],
             homeDC: dc, serverKeys: [try Fixture.rsaKey().publicKey], transport: transport, obfuscation: obfuscation,
             proxy: proxy, store: store,
             requestTimeout: .seconds(30), floodWaitThreshold: floodWaitThreshold,
             reconnect: .init(maxAttempts: 8, initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)), session: session,
-            temporaryKeys: temporaryKeys, followsUpdates: followsUpdates, clock: clock, connectionProxy: connectionProxy),
-            taskExecutor: taskExecutor)
+            temporaryKeys: temporaryKeys, followsUpdates: followsUpdates, clock: clock, connectionProxy: connectionProxy)
+        configuration.middlewares = middlewares
+        return TelegramClient(configuration: configuration, taskExecutor: taskExecutor)
     }
 
     static func signIn(_ client: TelegramClient, phone: String) async throws -> Api.User {
