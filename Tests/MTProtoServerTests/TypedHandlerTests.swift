@@ -14,8 +14,9 @@ import Testing
     static let endpoint = ServerEndpoint(dcID: 2, host: "127.0.0.1", port: 4002)
 
     static func dispatch(_ handlers: RPCHandlers, _ body: [UInt8]) -> (String, Result<[UInt8], RPCError>) {
-        handlers.dispatch(body: body, authKeyID: 1, sessionID: 1, messageID: 4, endpoint: endpoint, dcs: [endpoint],
-                          now: 1_700_000_000)
+        let (method, outcome) = handlers.dispatch(body: body, authKeyID: 1, sessionID: 1, messageID: 4,
+                                                  endpoint: endpoint, dcs: [endpoint], now: 1_700_000_000)
+        return (method, outcome.now)
     }
 
     static func dispatch<T>(_ handlers: RPCHandlers,
@@ -83,7 +84,7 @@ import Testing
         let calls = Mutex(0)
         handlers.on(Api.functions.contacts.ResolveUsername.self) { call, request in
             calls.withLock { $0 += 1 }
-            #expect((try? call.request.argument("username", as: String.self)) == request.username)
+            #expect((try? (try call.request).argument("username", as: String.self)) == request.username)
             return .resolvedPeer(.init(peer: .peerUser(.init(userId: 1)), chats: [], users: []))
         }
         let good = Api.functions.contacts.resolveUsername(username: "alice_test").1.bytes
