@@ -128,6 +128,7 @@ public struct AnswerTimeout: Sendable, Hashable {
     public static let standard = AnswerTimeout()
 }
 
+/// The errors the server answers for handlers that answer later.
 extension RPCError {
     /// -503 Timeout: what Telegram answers when a call's handler did not answer in time
     /// (core.telegram.org/api/errors, "Other error codes").
