@@ -90,6 +90,19 @@ public struct DCPortConnection: Sendable {
         http == nil ? tcp.runRemainingRequests(now: now) : []
     }
 
+    /// Hands in what a handler that answers later returned (see `ServerConnection.complete(_:with:now:)`).
+    public mutating func complete(_ id: UInt64, with result: Result<[UInt8], RPCError>,
+                                  now: Double) -> ServerConnectionOutput {
+        if http != nil { return http?.complete(id, with: result, now: now) ?? ServerConnectionOutput() }
+        return tcp.complete(id, with: result, now: now)
+    }
+
+    /// The connection is gone: gives up its pending answers (see `ServerConnection.dropPendingAnswers()`).
+    public mutating func dropPendingAnswers() -> [UInt64] {
+        if http != nil { return http?.dropPendingAnswers() ?? [] }
+        return tcp.dropPendingAnswers()
+    }
+
     /// The connection ended: why, if it was not a clean close.
     public mutating func finish() -> ServerConnectionError? {
         if http != nil { return http?.finish() }

@@ -132,6 +132,20 @@ public struct HTTPServerConnection: Sendable {
         return output
     }
 
+    /// Hands in what a handler that answers later returned (see `ServerConnection.complete(_:with:now:)`); the
+    /// answer goes out on a held request, or waits for the next.
+    public mutating func complete(_ id: UInt64, with result: Result<[UInt8], RPCError>,
+                                  now: Double) -> ServerConnectionOutput {
+        var output = ServerConnectionOutput()
+        guard closed == nil else { return output }
+        take(inner.complete(id, with: result, now: now), into: &output)
+        answerDue(now: now, output: &output)
+        return output
+    }
+
+    /// Call when the connection is gone: gives up its pending answers (see `ServerConnection.dropPendingAnswers()`).
+    public mutating func dropPendingAnswers() -> [UInt64] { inner.dropPendingAnswers() }
+
     /// Call when the client closed: the error if it ended inside a request.
     public mutating func finish() -> ServerConnectionError? {
         guard closed == nil else { return nil }
@@ -187,6 +201,8 @@ public struct HTTPServerConnection: Sendable {
     /// events and close.
     private mutating func take(_ produced: ServerConnectionOutput, into output: inout ServerConnectionOutput) {
         output.events += produced.events
+        output.awaiting += produced.awaiting
+        output.cancelled += produced.cancelled
         var bytes = produced.outbound[...]
         while bytes.count >= 4 {
             let length = Int(UInt32(bytes[bytes.startIndex]) | UInt32(bytes[bytes.startIndex + 1]) << 8
@@ -242,6 +258,7 @@ public struct HTTPServerConnection: Sendable {
         if closed == nil {
             closed = error
             output.close = error
+            output.cancelled += inner.dropPendingAnswers()
         }
         return output
     }

@@ -344,6 +344,8 @@ protocol ServerConnectionDriving: Sendable {
     /// Writes each frame's answers as they are made (TCP); HTTP answers whole requests in `receive`.
     mutating func feed(_ bytes: [UInt8], now: Double) -> ServerConnectionOutput
     mutating func step(now: Double, readContinues: Bool) -> ServerConnectionOutput?
+    mutating func complete(_ id: UInt64, with result: Result<[UInt8], RPCError>, now: Double) -> ServerConnectionOutput
+    mutating func dropPendingAnswers() -> [UInt64]
 }
 
 extension ServerConnection: ServerConnectionDriving {}
@@ -374,6 +376,8 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
     /// Bytes handed to the channel whose writes have not completed.
     private var queuedBytes = 0
     private var closing = false
+    /// The work of handlers that answer later, by the id the connection knows each pending answer by.
+    private var waits: [UInt64: Task<Void, Never>] = [:]
 
     init(context: ServerContext, counter: ConnectionCounter, routes: SessionRoutes,
          onEvent: @escaping @Sendable (MTProtoTestServer.ConnectionReport) -> Void) {
@@ -427,6 +431,8 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
         if let id {
             // A request the session took in is run even when its connection went: its answer waits for the next.
             for event in connection.runRemainingRequests(now: now()) { onEvent(.init(connection: id, kind: .event(event))) }
+            _ = connection.dropPendingAnswers()
+            cancelWaits()
             routes.release(connection.sessionKeys, connection: id)
             counter.close()
             if !closing { onEvent(.init(connection: id, kind: .closed(connection.finish()))) }
@@ -444,6 +450,8 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
             for event in output.events { onEvent(.init(connection: id, kind: .event(event))) }
             claimRoutes(id: id, channelContext)
         }
+        for awaited in output.awaiting { start(awaited, channelContext) }
+        for id in output.cancelled { waits.removeValue(forKey: id)?.cancel() }
         var written: EventLoopFuture<Void>?
         if !output.pieces.isEmpty {
             let count = output.outboundCount
@@ -464,6 +472,27 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
         } else {
             schedule(channelContext)
         }
+    }
+
+    /// Runs a handler that answers later off the event loop, and hands its answer back to the connection on it.
+    private func start(_ awaited: AwaitedAnswer, _ channelContext: ChannelHandlerContext) {
+        let loop = channelContext.eventLoop
+        let loopBound = NIOLoopBound((self, channelContext), eventLoop: loop)
+        let id = awaited.id, call = awaited.call
+        waits[id] = Task {
+            let result = await call.run()
+            loop.execute {
+                let (handler, channelContext) = loopBound.value
+                // Cancelled meanwhile (timed out, or the connection gone): the connection answered for it.
+                guard handler.waits.removeValue(forKey: id) != nil, !handler.closing else { return }
+                handler.apply(handler.connection.complete(id, with: result, now: handler.now()), channelContext)
+            }
+        }
+    }
+
+    private func cancelWaits() {
+        for task in waits.values { task.cancel() }
+        waits.removeAll()
     }
 
     /// Routes pushes for sessions this connection started carrying to it.

@@ -1,10 +1,12 @@
 // RPC dispatch by method, found by constructor ID. A typed handler (`on(_:_:)`) names its function by a request type of
 // a generated server module, which reads the call and types its result; a dynamic one (`register(_:_:)`) by name, and
-// reads the registry's `TLRequest`. The wrappers every client sends on its first call (`invokeWithLayer`,
-// `initConnection`, `invokeWithoutUpdates`, `invokeAfterMsg(s)`) are peeled off with the registry the server was given
-// (the API layer's, so this target needs none), and the innermost call goes to its handler. Unknown methods are
-// answered `rpc_error` 400 METHOD_NOT_IMPLEMENTED, never silence; undecodable ones 400 INPUT_METHOD_INVALID
-// (core.telegram.org/api/errors).
+// reads the registry's `TLRequest`. The wrappers clients put around calls (`invokeWithLayer`, `initConnection`,
+// `invokeWithoutUpdates`, `invokeAfterMsg(s)`, `invokeWithTakeout` and the rest of api.tl's `query:!X = X` functions)
+// are known by constructor ID and read with the registry the server was given (the API layer's, so this target needs
+// none), and the innermost call goes to its handler. Unknown methods are answered `rpc_error` 400
+// METHOD_NOT_IMPLEMENTED, never silence; undecodable ones 400 INPUT_METHOD_INVALID (core.telegram.org/api/errors).
+// A handler that answers later (`on(_:timeout:_:)`) gives the connection an `RPCPendingCall` to run; the connection
+// keeps the request pending and serves the rest meanwhile (ServerConnection.swift).
 import MTProto
 import Synchronization
 import TLRuntime
@@ -12,10 +14,14 @@ import TLRuntime
 /// Where a request came from and where it arrived: what a handler needs besides the request.
 public struct RPCCall: Sendable {
     /// The innermost call, wrappers removed, read by the registry's dynamic reader (a typed handler gets its typed
-    /// request as its argument; this reads the same bytes again when asked).
-    public var request: TLRequest { inner.request }
+    /// request as its argument; this reads the same bytes again when asked). Throws 400 INPUT_METHOD_INVALID, which
+    /// a handler passes on as its answer, when the registry cannot read the call (its function is not in the
+    /// registry's layer).
+    public var request: TLRequest {
+        get throws(RPCError) { try inner.request }
+    }
     let inner: RPCHandlers.Inner
-    /// The wrappers removed, outermost first (e.g. `["invokeWithLayer", "initConnection"]`).
+    /// The wrappers removed, by name, outermost first (`invokeWithLayer`, then `initConnection`, say).
     public let wrappers: [String]
     /// `invokeWithLayer.layer`, when the request carried one.
     public let layer: Int32?
@@ -97,6 +103,71 @@ public typealias RPCHandler = @Sendable (RPCCall) throws(RPCError) -> [UInt8]
 public typealias RPCTypedHandler<Request: TLTypedRequest> =
     @Sendable (RPCCall, Request) throws(RPCError) -> Request.Result
 
+/// Answers one call of `Request` when it is ready: it may suspend (until another session's request comes, say) while
+/// the server serves the connection's other requests. Its task is cancelled when the answer is no longer awaited
+/// (timed out, the connection or session gone).
+public typealias RPCLaterTypedHandler<Request: TLTypedRequest> =
+    @Sendable (RPCCall, Request) async throws(RPCError) -> Request.Result
+
+/// How long a handler that answers later may take, and the `rpc_error` the server answers for it when it takes longer.
+public struct AnswerTimeout: Sendable, Hashable {
+    /// Seconds from the call's arrival; nil for the server's `ServerLimits.pendingAnswerTimeout`.
+    public var seconds: Double?
+    /// The answer at the timeout: `RPCError.timeout` (-503 Timeout, Telegram's answer when a call's handler does not
+    /// finish in time), or the method's own, such as 400 BOT_RESPONSE_TIMEOUT for
+    /// `messages.getBotCallbackAnswer` (core.telegram.org/method/messages.getBotCallbackAnswer).
+    public var error: RPCError
+
+    /// A timeout of `seconds` (the server's default when nil) answered with `error`.
+    public init(seconds: Double? = nil, error: RPCError = .timeout) {
+        self.seconds = seconds
+        self.error = error
+    }
+
+    /// The server's default timeout, answered -503 Timeout.
+    public static let standard = AnswerTimeout()
+}
+
+/// The errors the server answers for handlers that answer later.
+extension RPCError {
+    /// -503 Timeout: what Telegram answers when a call's handler did not answer in time
+    /// (core.telegram.org/api/errors, "Other error codes").
+    public static let timeout = RPCError(code: -503, message: "Timeout")
+    /// 500 PENDING_ANSWERS_TOO_MANY: a call for a handler that answers later, past `ServerLimits`'
+    /// `maxPendingAnswersPerConnection` or `maxPendingAnswers`.
+    public static let pendingAnswersTooMany = RPCError(code: 500, message: "PENDING_ANSWERS_TOO_MANY")
+}
+
+/// A call whose handler answers later: the connection hands it to its driver to run, and takes the answer back.
+public struct RPCPendingCall: Sendable {
+    /// How long the answer may take, and what is answered when it takes longer.
+    public let timeout: AnswerTimeout
+    let body: @Sendable () async throws(RPCError) -> [UInt8]
+
+    /// Runs the handler: the serialized result, or the `rpc_error` to send.
+    public func run() async -> Result<[UInt8], RPCError> {
+        do throws(RPCError) {
+            return .success(try await body())
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+/// What running a call's handler gave: its answer, or a call that answers later.
+public enum RPCOutcome: Sendable {
+    /// The serialized result, or the `rpc_error` to send.
+    case answered(Result<[UInt8], RPCError>)
+    /// A handler that answers later: run it, and send what it returns.
+    case later(RPCPendingCall)
+
+    /// The answer, when it is one now.
+    public var answer: Result<[UInt8], RPCError>? {
+        if case .answered(let result) = self { return result }
+        return nil
+    }
+}
+
 /// Handlers by method name (`help.getConfig`), and the registry requests are decoded with.
 public struct RPCHandlers: Sendable {
     /// The registry requests are decoded with (`Api.registry` for the test Telegram).
@@ -106,28 +177,48 @@ public struct RPCHandlers: Sendable {
     /// Wrappers nested deeper than this are refused (each is a call holding a call).
     public var maxWrapperDepth = 8
 
-    /// Whether a call subscribes its session to updates: any but a file query (`upload.*`) or one wrapped in
-    /// `invokeWithoutUpdates` (core.telegram.org/method/invokeWithoutUpdates).
-    public static func subscribesToUpdates(method: String, wrappers: [String]) -> Bool {
-        !method.hasPrefix("upload.") && !wrappers.contains("invokeWithoutUpdates")
+    /// Whether a call subscribes its session to updates: any but a file query (the `upload` namespace) or one
+    /// wrapped in `invokeWithoutUpdates` (core.telegram.org/method/invokeWithoutUpdates).
+    public static func subscribesToUpdates(_ decoded: Decoded) -> Bool {
+        !decoded.method.hasPrefix("upload.") && !decoded.wrapperIDs.contains(invokeWithoutUpdatesID)
     }
 
-    /// Wrappers unwrapped before dispatch: their `query` field is the real call.
-    public static let wrapperNames: Set<String> = [
-        "invokeWithLayer", "initConnection", "invokeWithoutUpdates", "invokeAfterMsg", "invokeAfterMsgs",
+    /// The functions whose last field, `query:!X`, is the real call, by constructor ID (api.tl's lines
+    /// `invokeAfterMsg#cb9f372d` to `invokeWithReCaptcha#adbb0f94`, unchanged across layers;
+    /// core.telegram.org/api/invoking). A handful, so a linear scan.
+    public static let wrapperIDs: [UInt32] = [
+        0xda9b_0d0d,  // invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;
+        0xc1cd_5ea9,  // initConnection#c1cd5ea9 {X:Type} flags:# api_id:int … query:!X = X;
+        0xcb9f_372d,  // invokeAfterMsg#cb9f372d {X:Type} msg_id:long query:!X = X;
+        0x3dc4_b4f0,  // invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;
+        invokeWithoutUpdatesID,
+        0x3652_75f2,  // invokeWithMessagesRange#365275f2 {X:Type} range:MessageRange query:!X = X;
+        0xaca9_fd2e,  // invokeWithTakeout#aca9fd2e {X:Type} takeout_id:long query:!X = X;
+        0xdd28_9f8e,  // invokeWithBusinessConnection#dd289f8e {X:Type} connection_id:string query:!X = X;
+        0x1df9_2984,  // invokeWithGooglePlayIntegrity#1df92984 {X:Type} nonce:string token:string query:!X = X;
+        0x0dae_54f8,  // invokeWithApnsSecret#0dae54f8 {X:Type} nonce:string secret:string query:!X = X;
+        0xadbb_0f94,  // invokeWithReCaptcha#adbb0f94 {X:Type} token:string query:!X = X;
     ]
+    /// invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X; (its first field is the layer).
+    static let invokeWithLayerID: UInt32 = 0xda9b_0d0d
+    /// invokeWithoutUpdates#bf9459b7 {X:Type} query:!X = X;
+    static let invokeWithoutUpdatesID: UInt32 = 0xbf94_59b7
 
     /// The handlers again by the method's constructor ID, with its name: a request is dispatched without making
-    /// its name and hashing it (with SipHash, twice with `wrapperNames`), which a pipelined run paid per call.
+    /// its name and hashing it (with SipHash), which a pipelined run paid per call.
     private var byID = IDMap<UInt32, Registered>()
-    /// `wrapperNames`' IDs in `registry`; a handful, so a linear scan.
-    private let wrapperIDs: [UInt32]
 
     struct Registered: Sendable {
         let name: String
-        let handler: RPCHandler
+        let answer: Answer
         /// For a typed handler: its request type, which the call's bytes are parsed into before the handler runs.
         let typed: (any TLTypedRequest.Type)?
+    }
+
+    /// How a handler answers: at once, or later (it may suspend), within a timeout.
+    enum Answer: Sendable {
+        case now(RPCHandler)
+        case later(@Sendable (RPCCall) async throws(RPCError) -> [UInt8], AnswerTimeout)
     }
 
     /// The innermost call as it was decoded: the dynamic reader's request (wrapped calls, methods without a typed
@@ -147,28 +238,30 @@ public struct RPCHandlers: Sendable {
             return RPCHandlers.constructorID(of: bytes)
         }
 
-        /// The dynamic reader's request: the typed path never made one, so it is read from the bytes when asked. The
-        /// bytes parsed as the typed request, which covers the same schema, so this reads them too; an empty request
-        /// of the function stands in should it not.
+        /// The dynamic reader's request: the typed path never made one, so it is read from the bytes when asked.
+        /// The bytes parsed as the typed request; when the registry does not read them too (its layer lacks the
+        /// function, or reads it otherwise), the call is refused as an undecodable one is.
         var request: TLRequest {
-            if let dynamic { return dynamic }
-            if let parsed = (try? registry.parseRequest(bytes: bytes)) ?? nil { return parsed }
-            return TLRequest(definition: registry.functionDefinition(for: constructorID) ?? "unknown#0 = Unknown;",
-                             arguments: [])
+            get throws(RPCError) {
+                if let dynamic { return dynamic }
+                guard let parsed = (try? registry.parseRequest(bytes: bytes)) ?? nil else {
+                    throw RPCHandlers.invalidInput
+                }
+                return parsed
+            }
         }
     }
 
     /// No handlers, decoding with `registry`.
     public init(registry: TLRegistry) {
         self.registry = registry
-        wrapperIDs = Self.wrapperNames.compactMap { registry.functionID(named: $0) }
     }
 
     /// Registers (or replaces) the handler for `method`, named as in the schema (`help.getConfig`).
     public mutating func register(_ method: String, _ handler: @escaping RPCHandler) {
         handlers[method] = handler
         if let id = registry.functionID(named: method) {
-            byID[id] = Registered(name: method, handler: handler, typed: nil)
+            byID[id] = Registered(name: method, answer: .now(handler), typed: nil)
         }
     }
 
@@ -185,6 +278,20 @@ public struct RPCHandlers: Sendable {
         add(Self.typed(request) { call, typed throws(RPCError) in Request.resultBytes(try handler(call, typed)) })
     }
 
+    /// Registers (or replaces) a handler for `request`'s function that answers when it is ready: it may suspend
+    /// while the connection's other requests are served, until `timeout`, when the server answers for it.
+    ///
+    /// ```swift
+    /// handlers.on(Api.functions.messages.GetBotCallbackAnswer.self,
+    ///             timeout: AnswerTimeout(error: RPCError(code: 400, message: "BOT_RESPONSE_TIMEOUT"))) { _, request in
+    ///     await answers.next(for: request.msgId)
+    /// }
+    /// ```
+    public mutating func on<Request: TLTypedRequest>(_ request: Request.Type, timeout: AnswerTimeout,
+                                                     _ handler: @escaping RPCLaterTypedHandler<Request>) {
+        add(Self.typedLater(request, timeout: timeout, handler))
+    }
+
     /// A typed handler as the table keeps it: `answer` gets the call's typed request and writes the answer.
     static func typed<Request: TLTypedRequest>(
         _ request: Request.Type, _ answer: @escaping @Sendable (RPCCall, Request) throws(RPCError) -> [UInt8]
@@ -193,11 +300,22 @@ public struct RPCHandlers: Sendable {
             guard let typed = call.inner.typed as? Request else { throw Self.invalidInput }
             return try answer(call, typed)
         }
-        return Registered(name: Request.tlFunctionName, handler: erased, typed: Request.self)
+        return Registered(name: Request.tlFunctionName, answer: .now(erased), typed: Request.self)
+    }
+
+    /// A typed handler that answers later, as the table keeps it.
+    static func typedLater<Request: TLTypedRequest>(
+        _ request: Request.Type, timeout: AnswerTimeout, _ handler: @escaping RPCLaterTypedHandler<Request>
+    ) -> Registered {
+        let erased: @Sendable (RPCCall) async throws(RPCError) -> [UInt8] = { call async throws(RPCError) in
+            guard let typed = call.inner.typed as? Request else { throw Self.invalidInput }
+            return Request.resultBytes(try await handler(call, typed))
+        }
+        return Registered(name: Request.tlFunctionName, answer: .later(erased, timeout), typed: Request.self)
     }
 
     private mutating func add(_ registered: Registered) {
-        handlers[registered.name] = registered.handler
+        if case .now(let handler) = registered.answer { handlers[registered.name] = handler }
         if let type = registered.typed { byID[type.tlConstructorID] = registered }
     }
 
@@ -220,8 +338,10 @@ public struct RPCHandlers: Sendable {
 
     /// A request body decoded, its wrappers peeled off.
     public struct Decoded: Sendable {
-        /// The innermost call, as the registry's dynamic reader reads it.
-        public var request: TLRequest { inner.request }
+        /// The innermost call, as the registry's dynamic reader reads it (throws as `RPCCall.request` does).
+        public var request: TLRequest {
+            get throws(RPCError) { try inner.request }
+        }
         let inner: Inner
         /// The innermost call's constructor ID.
         public var constructorID: UInt32 { inner.constructorID }
@@ -229,12 +349,14 @@ public struct RPCHandlers: Sendable {
         public var bytes: [UInt8] { inner.bytes }
         /// The wrappers removed, outermost first.
         public let wrappers: [String]
+        /// The wrappers' constructor IDs, outermost first.
+        public let wrapperIDs: [UInt32]
         /// `invokeWithLayer.layer`, when there was one.
         public let layer: Int32?
         /// The innermost call's name (`request.name`, kept).
         public let method: String
         /// Its handler, when one is registered.
-        let handler: RPCHandler?
+        let handler: Registered?
     }
 
     static let invalidInput = RPCError(code: 400, message: "INPUT_METHOD_INVALID")
@@ -250,24 +372,26 @@ public struct RPCHandlers: Sendable {
     /// only by its typed request; wrapped and compressed ones, and the rest, by the registry's dynamic reader.
     public func decode(body: [UInt8]) -> (method: String, decoded: Result<Decoded, RPCError>) {
         let first = Self.constructorID(of: body)
-        if !wrapperIDs.contains(first), let registered = registered(for: first), let type = registered.typed {
+        if !Self.wrapperIDs.contains(first), let registered = registered(for: first), let type = registered.typed {
             guard let typed = try? type.parse(bytes: body) else { return ("?", .failure(Self.invalidInput)) }
             let inner = Inner(dynamic: nil, typed: typed, raw: body, registry: registry)
-            return (registered.name, .success(Decoded(inner: inner, wrappers: [], layer: nil, method: registered.name,
-                                                      handler: registered.handler)))
+            return (registered.name, .success(Decoded(inner: inner, wrappers: [], wrapperIDs: [], layer: nil,
+                                                      method: registered.name, handler: registered)))
         }
         guard var request = try? registry.parseRequest(bytes: body) else {
             return ("?", .failure(Self.invalidInput))
         }
-        var wrappers: [String] = []
+        var wrappers: [String] = [], wrapperIDs: [UInt32] = []
         var layer: Int32?
-        while wrapperIDs.contains(request.constructorID) {
-            let name = request.name
-            guard wrappers.count < maxWrapperDepth, case .object(let inner)? = request["query"],
+        while Self.wrapperIDs.contains(request.constructorID) {
+            // `query:!X` is every wrapper's last field; invokeWithLayer's first is the layer (see `wrapperIDs`).
+            let id = request.constructorID
+            guard wrappers.count < maxWrapperDepth, case .object(let inner)? = request.arguments.last?.1,
                   let next = inner as? TLRequest
-            else { return (name, .failure(Self.invalidInput)) }
-            if name == "invokeWithLayer", case .int(let value)? = request["layer"] { layer = value }
-            wrappers.append(name)
+            else { return (request.name, .failure(Self.invalidInput)) }
+            if id == Self.invokeWithLayerID, case .int(let value)? = request.arguments.first?.1 { layer = value }
+            wrappers.append(request.name)
+            wrapperIDs.append(id)
             request = next
         }
         let registered = registered(for: request.constructorID)
@@ -281,35 +405,43 @@ public struct RPCHandlers: Sendable {
             typed = parsed
         }
         let inner = Inner(dynamic: request, typed: typed, raw: raw, registry: registry)
-        return (name, .success(Decoded(inner: inner, wrappers: wrappers, layer: layer, method: name,
-                                       handler: registered?.handler)))
+        return (name, .success(Decoded(inner: inner, wrappers: wrappers, wrapperIDs: wrapperIDs, layer: layer,
+                                       method: name, handler: registered)))
     }
 
-    /// Runs a decoded call's handler: the serialized result, or the `rpc_error` to send.
+    /// Runs a decoded call's handler: the serialized result or the `rpc_error` to send, or, for a handler that
+    /// answers later, the call to run for it.
     public func run(_ decoded: Decoded, authKeyID: UInt64, temporaryKeyID: UInt64? = nil, sessionID: Int64,
                     messageID: Int64, endpoint: ServerEndpoint, dcs: [ServerEndpoint],
-                    now: Double) -> Result<[UInt8], RPCError> {
+                    now: Double) -> RPCOutcome {
         guard let handler = decoded.handler else {
-            return .failure(RPCError(code: 400, message: "METHOD_NOT_IMPLEMENTED"))
+            return .answered(.failure(RPCError(code: 400, message: "METHOD_NOT_IMPLEMENTED")))
         }
         let call = RPCCall(inner: decoded.inner, wrappers: decoded.wrappers, layer: decoded.layer,
                            authKeyID: authKeyID, temporaryKeyID: temporaryKeyID, sessionID: sessionID,
                            messageID: messageID, endpoint: endpoint, dcs: dcs, now: now)
-        do {
-            return .success(try handler(call))
-        } catch {
-            return .failure(error)
+        switch handler.answer {
+        case .now(let answer):
+            do {
+                return .answered(.success(try answer(call)))
+            } catch {
+                return .answered(.failure(error))
+            }
+        case .later(let answer, let timeout):
+            return .later(RPCPendingCall(timeout: timeout) { () async throws(RPCError) -> [UInt8] in
+                try await answer(call)
+            })
         }
     }
 
     /// Decodes a request body and answers it: the innermost method's name (`?` when the body does not decode)
-    /// and the serialized result, or the `rpc_error` to send.
+    /// and what its handler gave (`run`'s outcome), or the `rpc_error` to send.
     public func dispatch(body: [UInt8], authKeyID: UInt64, sessionID: Int64, messageID: Int64,
-                         endpoint: ServerEndpoint, dcs: [ServerEndpoint], now: Double) -> (method: String, result: Result<[UInt8], RPCError>) {
+                         endpoint: ServerEndpoint, dcs: [ServerEndpoint], now: Double) -> (method: String, outcome: RPCOutcome) {
         let (method, decoded) = decode(body: body)
         switch decoded {
         case .failure(let error):
-            return (method, .failure(error))
+            return (method, .answered(.failure(error)))
         case .success(let call):
             return (method, run(call, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
                                 endpoint: endpoint, dcs: dcs, now: now))
@@ -336,6 +468,14 @@ public final class RPCOverrides: Sendable {
         let registered = RPCHandlers.typed(request) { call, typed throws(RPCError) in
             Request.resultBytes(try handler(call, typed))
         }
+        table.withLock { $0[Request.tlConstructorID] = registered }
+    }
+
+    /// Answers `request`'s function with `handler`, which answers when it is ready (see
+    /// `RPCHandlers.on(_:timeout:_:)`), from now on, in place of any other handler for it.
+    public func on<Request: TLTypedRequest>(_ request: Request.Type, timeout: AnswerTimeout,
+                                            _ handler: @escaping RPCLaterTypedHandler<Request>) {
+        let registered = RPCHandlers.typedLater(request, timeout: timeout, handler)
         table.withLock { $0[Request.tlConstructorID] = registered }
     }
 

@@ -3,9 +3,12 @@
 // from its first bytes; unencrypted frames (auth_key_id 0) run `AuthKeyExchange.Server`; encrypted ones are
 // decrypted with their key's `MTProto2Cipher` to learn the session_id, then handed to the server-role `Session` for
 // (auth key, session id), created on first sight; requests the session reports go to the `RPCHandlers` (through
-// the temporary-key rules of TemporaryKeys.swift). An unknown auth key, or a temporary one past its expiry, gets
-// transport error −404 as Telegram sends it (core.telegram.org/mtproto/mtproto-transports, "Transport errors"),
-// then the connection closes. Every failure closes the connection with a typed error.
+// the temporary-key rules of TemporaryKeys.swift). A request whose handler answers later is a pending answer: the
+// output hands its work to the driver, which runs it and feeds the answer back (`complete`); its deadline comes in
+// through `tick(now:)` like every other, and it is answered for when the connection or its session goes. An unknown
+// auth key, or a temporary one past its expiry, gets transport error −404 as Telegram sends it
+// (core.telegram.org/mtproto/mtproto-transports, "Transport errors"), then the connection closes. Every failure
+// closes the connection with a typed error.
 import MTProto
 import MTProtoCrypto
 import MTProtoTransport
@@ -34,6 +37,13 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxSessionsPerConnection = 16
     /// The HTTP listener's bounds (request sizes and timeouts, held requests).
     public var http = HTTPServerLimits()
+    /// Answers one connection may have pending from handlers that answer later; the call past it is answered
+    /// `RPCError.pendingAnswersTooMany` at once.
+    public var maxPendingAnswersPerConnection = 64
+    /// The same across all connections of a DC (its listeners share the count with its sessions).
+    public var maxPendingAnswers = 1024
+    /// Seconds a handler that answers later has when its `AnswerTimeout` names none; then the server answers for it.
+    public var pendingAnswerTimeout: Double = 10
 
     /// The defaults, sized for tests with thousands of clients.
     public init() {}
@@ -192,6 +202,12 @@ public struct ServerConnectionOutput: Sendable {
     public var events: [ServerConnectionEvent] = []
     /// Set when the connection must close after `outbound` is written; later calls produce nothing.
     public var close: ServerConnectionError?
+    /// Calls whose handlers answer later, started now: the driver runs each and hands what it returns to
+    /// `ServerConnection.complete(_:with:now:)`.
+    public var awaiting: [AwaitedAnswer] = []
+    /// Pending answers no longer awaited (answered at their timeout, their session or the connection gone): the
+    /// driver cancels their work.
+    public var cancelled: [UInt64] = []
 
     /// Nothing to write, nothing to report.
     public init() {}
@@ -203,7 +219,7 @@ public struct ServerConnectionOutput: Sendable {
     public var outboundCount: Int { pieces.reduce(0) { $0 + $1.count } }
 
     /// Nothing to write, report or close.
-    public var isEmpty: Bool { pieces.isEmpty && events.isEmpty && close == nil }
+    public var isEmpty: Bool { pieces.isEmpty && events.isEmpty && close == nil && awaiting.isEmpty && cancelled.isEmpty }
 
     /// Appends bytes to write.
     mutating func write(_ bytes: [UInt8]) {
@@ -219,7 +235,17 @@ public struct ServerConnectionOutput: Sendable {
         write(pieces: next.pieces)
         events += next.events
         if close == nil { close = next.close }
+        awaiting += next.awaiting
+        cancelled += next.cancelled
     }
+}
+
+/// A call whose handler answers later, for the connection's driver to run.
+public struct AwaitedAnswer: Sendable {
+    /// What the connection knows the answer by: pass it to `ServerConnection.complete(_:with:now:)`.
+    public let id: UInt64
+    /// The handler's work.
+    public let call: RPCPendingCall
 }
 
 /// The server end of one client connection.
@@ -244,6 +270,18 @@ public struct ServerConnection: Sendable {
     public private(set) var closed: ServerConnectionError?
     /// This connection's number among those carrying the context's sessions (`SessionRegistry.connectionNumber()`).
     private var number: UInt64
+    /// Requests whose handlers answer later, by the id their work was handed out with.
+    private var pending: [UInt64: PendingAnswer] = [:]
+    private var lastPendingID: UInt64 = 0
+
+    /// A request whose answer a handler gives later: where it goes, and what is answered at `deadline`.
+    private struct PendingAnswer {
+        let key: SessionKey
+        let messageID: Int64
+        let method: String
+        let deadline: Double
+        let timeoutError: RPCError
+    }
 
     /// A new connection at server time `now` (Unix seconds), sharing `context` with the DC's other connections.
     public init(context: ServerContext, now: Double) {
@@ -264,8 +302,12 @@ public struct ServerConnection: Sendable {
         if let disconnectAt { deadline = min(deadline, disconnectAt) }
         if let sessionDeadline { deadline = min(deadline, sessionDeadline) }
         if let first = delayed.first { deadline = min(deadline, first.at) }
+        for answer in pending.values { deadline = min(deadline, answer.deadline) }
         return deadline
     }
+
+    /// Requests whose handlers have not answered yet.
+    public var pendingAnswerCount: Int { pending.count }
 
     /// Feeds bytes from the client and handles every frame in them: `feed`, then `step` until none is left.
     public mutating func receive(_ bytes: [UInt8], now: Double) -> ServerConnectionOutput {
@@ -340,6 +382,7 @@ public struct ServerConnection: Sendable {
         guard closed == nil else { return output }
         if let disconnectAt, now >= disconnectAt { return fail(.idle(seconds: now - lastActivity), output) }
         if now - lastActivity >= context.limits.idleTimeout { return fail(.idle(seconds: now - lastActivity), output) }
+        answerTimedOut(now: now, output: &output)
         flushSessions(now: now, output: &output)
         return output
     }
@@ -525,22 +568,36 @@ public struct ServerConnection: Sendable {
               let (messageID, body) = frame.requests.popFirst() {
             ran += 1
             let (method, decoded) = context.handlers.decode(body: body)
-            var result = decoded.flatMap {
-                context.answer($0, entry: entry, authKeyID: authKeyID, sessionID: sessionID, messageID: messageID,
-                               now: now)
-            }
-            if !subscribes, case .success(let call) = decoded {
-                subscribes = RPCHandlers.subscribesToUpdates(method: method, wrappers: call.wrappers)
+            var outcome: RPCOutcome
+            switch decoded {
+            case .failure(let error):
+                outcome = .answered(.failure(error))
+            case .success(let call):
+                outcome = context.answer(call, entry: entry, authKeyID: authKeyID, sessionID: sessionID,
+                                         messageID: messageID, now: now)
+                if !subscribes { subscribes = RPCHandlers.subscribesToUpdates(call) }
             }
             let faults = context.faultState.faults(for: method)
-            if let error = faults.error { result = .failure(error) }
-            if method == "auth.bindTempAuthKey", case .success = result,
-               let permanent = context.keys.authorizationKey(of: authKeyID, at: now) {
-                output.events.append(.temporaryKeyBound(temporaryKeyID: authKeyID, permanentKeyID: permanent))
-            }
+            if let error = faults.error { outcome = .answered(.failure(error)) }
             // The connection dies mid-request: the call still ran and its answer waits in the session, which
             // sends it on the client's next connection (as Telegram keeps a session across connections).
             if faults.closes, frame.closeFault == nil { frame.closeFault = method }
+            let result: Result<[UInt8], RPCError>
+            switch outcome {
+            case .answered(let answer):
+                result = answer
+            case .later(let call):
+                guard let id = keepPending(call, key: key, messageID: messageID, method: method, now: now) else {
+                    result = .failure(.pendingAnswersTooMany)
+                    break
+                }
+                output.awaiting.append(AwaitedAnswer(id: id, call: call))
+                continue
+            }
+            if case .success(let call) = decoded, call.constructorID == BindTemporaryKey.tlConstructorID,
+               case .success = result, let permanent = context.keys.authorizationKey(of: authKeyID, at: now) {
+                output.events.append(.temporaryKeyBound(temporaryKeyID: authKeyID, permanentKeyID: permanent))
+            }
             var failure: RPCError?
             context.sessions.withExisting(key) { session in
                 switch result {
@@ -577,6 +634,83 @@ public struct ServerConnection: Sendable {
             for frame in last { send(frame.bytes, output: &output) }
             output = fail(.authKeyDestroyed, output)
         }
+    }
+
+    // MARK: Answers given later
+
+    /// Keeps a request whose handler answers later pending, within the connection's and the DC's caps: its id, or
+    /// nil past either cap.
+    private mutating func keepPending(_ call: RPCPendingCall, key: SessionKey, messageID: Int64, method: String,
+                                now: Double) -> UInt64? {
+        guard pending.count < context.limits.maxPendingAnswersPerConnection,
+              context.sessions.reservePendingAnswer(limit: context.limits.maxPendingAnswers)
+        else { return nil }
+        lastPendingID += 1
+        let seconds = call.timeout.seconds ?? context.limits.pendingAnswerTimeout
+        pending[lastPendingID] = PendingAnswer(key: key, messageID: messageID, method: method,
+                                               deadline: now + max(0, seconds), timeoutError: call.timeout.error)
+        return lastPendingID
+    }
+
+    /// Hands in what a handler that answers later returned (the `id` of its `AwaitedAnswer`): the answer goes to
+    /// its session and out with whatever else is ready. An answer no longer awaited (answered at its timeout, its
+    /// session or the connection gone) is dropped.
+    public mutating func complete(_ id: UInt64, with result: Result<[UInt8], RPCError>,
+                                  now: Double) -> ServerConnectionOutput {
+        var output = ServerConnectionOutput()
+        guard closed == nil, let waiting = pending.removeValue(forKey: id) else { return output }
+        context.sessions.releasePendingAnswers(1)
+        answer(waiting, with: result, output: &output)
+        flushSessions(now: now, output: &output)
+        return output
+    }
+
+    /// Call when the connection is gone (`fail` does it when the server closes it): every pending answer is given
+    /// up, its work listed to be cancelled, and its session left holding its timeout error, so the client that
+    /// sends the request again on its next connection is answered rather than left waiting.
+    public mutating func dropPendingAnswers() -> [UInt64] {
+        guard !pending.isEmpty else { return [] }
+        let dropped = pending.sorted { $0.key < $1.key }
+        pending.removeAll()
+        context.sessions.releasePendingAnswers(dropped.count)
+        var ignored = ServerConnectionOutput()
+        for (_, waiting) in dropped { answer(waiting, with: .failure(waiting.timeoutError), output: &ignored) }
+        return dropped.map(\.key)
+    }
+
+    /// Answers the pending requests whose deadline came with their timeout error.
+    private mutating func answerTimedOut(now: Double, output: inout ServerConnectionOutput) {
+        guard pending.values.contains(where: { $0.deadline <= now }) else { return }
+        let due = pending.filter { $0.value.deadline <= now }.sorted { $0.key < $1.key }
+        for (id, waiting) in due {
+            pending.removeValue(forKey: id)
+            answer(waiting, with: .failure(waiting.timeoutError), output: &output)
+            output.cancelled.append(id)
+        }
+        context.sessions.releasePendingAnswers(due.count)
+    }
+
+    /// Gives up the pending answers of a session that is gone (destroyed, or forgotten past the registry's bound).
+    private mutating func dropPending(of key: SessionKey, output: inout ServerConnectionOutput) {
+        let gone = pending.filter { $0.value.key == key }.map(\.key).sorted()
+        guard !gone.isEmpty else { return }
+        for id in gone { pending.removeValue(forKey: id) }
+        context.sessions.releasePendingAnswers(gone.count)
+        output.cancelled += gone
+    }
+
+    private func answer(_ waiting: PendingAnswer, with result: Result<[UInt8], RPCError>,
+                        output: inout ServerConnectionOutput) {
+        var failure: RPCError?
+        context.sessions.withExisting(waiting.key) { session in
+            switch result {
+            case .success(let bytes): session.answer(waiting.messageID, result: bytes)
+            case .failure(let error):
+                failure = error
+                session.answer(waiting.messageID, error: error)
+            }
+        }
+        output.events.append(.handled(method: waiting.method, waiting.key, error: failure))
     }
 
     /// A step stops running a frame's requests once their answers reach this many bytes, so that a driver
@@ -640,9 +774,12 @@ public struct ServerConnection: Sendable {
         var frames: [OutgoingFrame] = []
         var deadline: Double?
         for key in sessions {
-            let (ready, next) = context.sessions.withExisting(key, carriedBy: number) { session in
+            guard let (ready, next) = context.sessions.withExisting(key, carriedBy: number, { session in
                 (session.outgoing(now: now, holdingLast: holdingLast), session.nextDeadline)
-            } ?? ([], nil)
+            }) else {
+                if !pending.isEmpty { dropPending(of: key, output: &output) }
+                continue
+            }
             frames += ready
             if let next { deadline = min(deadline ?? next, next) }
         }
@@ -677,6 +814,7 @@ public struct ServerConnection: Sendable {
         if closed == nil {
             closed = error
             output.close = error
+            output.cancelled += dropPendingAnswers()
         }
         return output
     }

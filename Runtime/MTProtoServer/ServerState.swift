@@ -210,6 +210,23 @@ public final class SessionRegistry: Sendable {
         }
     }
     private let state = Mutex(State())
+    /// Answers pending across the DC's connections (`ServerLimits.maxPendingAnswers`).
+    private let pendingAnswers = Mutex(0)
+
+    /// Counts one more pending answer; false when `limit` are pending already.
+    func reservePendingAnswer(limit: Int) -> Bool {
+        pendingAnswers.withLock { count in
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    /// Counts `count` pending answers as answered or given up.
+    func releasePendingAnswers(_ count: Int) { pendingAnswers.withLock { $0 -= count } }
+
+    /// Requests whose handlers have not answered yet, on every connection carrying these sessions.
+    public var pendingAnswerCount: Int { pendingAnswers.withLock { $0 } }
 
     /// A registry of at most `capacity` sessions in all and `perKey` per auth key (each at least 1).
     public init(capacity: Int, perKey: Int) {

@@ -9,28 +9,32 @@ import MTProtoCrypto
 import TLRuntime
 
 extension ServerContext {
-    /// What an unbound temporary key may call (core.telegram.org/api/pfs).
-    public static let methodsWithoutBinding: Set<String> = ["auth.bindTempAuthKey", "help.getConfig", "help.getNearestDc"]
+    /// What an unbound temporary key may call, by constructor ID (core.telegram.org/api/pfs).
+    public static let methodsWithoutBinding: Set<UInt32> = [
+        BindTemporaryKey.tlConstructorID,
+        0xc4f9_186b,  // help.getConfig#c4f9186b = Config;
+        0x1fb3_3026,  // help.getNearestDc#1fb33026 = NearestDc;
+    ]
 
     /// Answers one decoded request that arrived under `entry` (the key `authKeyID` names): binds on
     /// `auth.bindTempAuthKey`, refuses an unbound temporary key what it may not call, and otherwise runs the handler
     /// under the key the request's authorization belongs to.
     func answer(_ decoded: RPCHandlers.Decoded, entry: AuthKeyStore.Entry, authKeyID: UInt64, sessionID: Int64,
-                messageID: Int64, now: Double) -> Result<[UInt8], RPCError> {
+                messageID: Int64, now: Double) -> RPCOutcome {
         if decoded.constructorID == BindTemporaryKey.tlConstructorID {
             guard let request = try? BindTemporaryKey.parse(bytes: decoded.bytes) else {
-                return .failure(RPCError(code: 400, message: "INPUT_REQUEST_INVALID"))
+                return .answered(.failure(RPCError(code: 400, message: "INPUT_REQUEST_INVALID")))
             }
-            return bindTemporaryKey(request, entry: entry, authKeyID: authKeyID, sessionID: sessionID,
-                                    messageID: messageID, now: now)
+            return .answered(bindTemporaryKey(request, entry: entry, authKeyID: authKeyID, sessionID: sessionID,
+                                              messageID: messageID, now: now))
         }
         // Looked up per request: a bind earlier in the same container counts for the requests after it.
         var authorization = keys.authorizationKey(of: authKeyID, at: now)
-        if authorization == nil, entry.isTemporary, Self.methodsWithoutBinding.contains(decoded.method) {
+        if authorization == nil, entry.isTemporary, Self.methodsWithoutBinding.contains(decoded.constructorID) {
             authorization = authKeyID
         }
         guard let authorization else {
-            return .failure(RPCError(code: 401, message: "AUTH_KEY_PERM_EMPTY"))
+            return .answered(.failure(RPCError(code: 401, message: "AUTH_KEY_PERM_EMPTY")))
         }
         return handlers.run(decoded, authKeyID: authorization, temporaryKeyID: entry.isTemporary ? authKeyID : nil,
                             sessionID: sessionID, messageID: messageID, endpoint: endpoint,

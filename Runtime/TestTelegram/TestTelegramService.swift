@@ -121,6 +121,22 @@ public final class TestTelegramService: Sendable {
         overrides.on(request, handler)
     }
 
+    /// Answers `request`'s function with `handler`, which may wait for something else to happen (another session's
+    /// call, say) before it answers, while the server serves the connection's other requests. Past `timeout` the
+    /// server answers for it, -503 Timeout unless the timeout names the method's own error, and cancels the
+    /// handler's task (as it does when the connection goes first). The handler returns the function's result type.
+    ///
+    /// ```swift
+    /// service.on(Api.functions.messages.GetBotCallbackAnswer.self,
+    ///            timeout: AnswerTimeout(seconds: 5, error: RPCError(code: 400, message: "BOT_RESPONSE_TIMEOUT"))) {
+    ///     _, request in await callbackAnswers.next(for: request.msgId)
+    /// }
+    /// ```
+    public func on<Request: TLTypedRequest>(_ request: Request.Type, timeout: AnswerTimeout,
+                                            _ handler: @escaping RPCLaterTypedHandler<Request>) {
+        overrides.on(request, timeout: timeout, handler)
+    }
+
     /// Removes a handler set with `on(_:_:)`: the test Telegram answers `request`'s function as before it.
     public func removeHandler<Request: TLTypedRequest>(for request: Request.Type) {
         overrides.remove(request)

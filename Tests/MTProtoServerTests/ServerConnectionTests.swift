@@ -95,8 +95,9 @@ import Testing
         let endpoint = ServerEndpoint(dcID: 2, host: "127.0.0.1", port: 4002)
         func dispatch<T>(_ function: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>))
             -> (String, Result<[UInt8], RPCError>) {
-            handlers.dispatch(body: function.1.bytes, authKeyID: 1, sessionID: 1, messageID: 4, endpoint: endpoint,
-                              dcs: [endpoint], now: 0)
+            let (method, outcome) = handlers.dispatch(body: function.1.bytes, authKeyID: 1, sessionID: 1,
+                                                      messageID: 4, endpoint: endpoint, dcs: [endpoint], now: 0)
+            return (method, outcome.now)
         }
         let (method, result) = dispatch(Api.functions.invokeWithLayer(layer: Api.layer,
                                                                       query: Api.functions.help.getNearestDc()))
@@ -106,7 +107,7 @@ import Testing
         #expect(other == "help.getCdnConfig")
         #expect(unanswered == .failure(RPCError(code: 400, message: "METHOD_NOT_IMPLEMENTED")))
         let decoded = try handlers.decode(body: Api.functions.help.getNearestDc().1.bytes).decoded.get()
-        #expect(decoded.request.constructorID == 0x1fb3_3026)
+        #expect(try decoded.request.constructorID == 0x1fb3_3026)
     }
 
     @Test(arguments: [TransportKind.abridged, .intermediate, .paddedIntermediate, .full])

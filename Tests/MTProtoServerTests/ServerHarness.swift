@@ -11,6 +11,11 @@ import TelegramApi
 import TestTelegram
 import Testing
 
+extension RPCOutcome {
+    /// The answer of a handler that answers at once; a pending one reads as an error no handler sends.
+    var now: Result<[UInt8], RPCError> { answer ?? .failure(RPCError(code: 0, message: "ANSWERS_LATER")) }
+}
+
 struct HarnessFailure: Error, CustomStringConvertible {
     let description: String
 }
@@ -96,6 +101,8 @@ struct Pair {
     var transportErrors: [Int32] = []
     /// Quick-ack tokens the client received.
     var quickAcks: [UInt32] = []
+    /// The handlers' work the server handed out to run (calls answered later).
+    var awaiting: [AwaitedAnswer] = []
     let random: SeededRandom
     var now = Fixture.now
 
@@ -121,6 +128,7 @@ struct Pair {
     mutating func deliverRaw(_ bytes: [UInt8]) throws -> [[UInt8]] {
         let output = server.receive(bytes, now: now)
         events += output.events
+        awaiting += output.awaiting
         guard !output.outbound.isEmpty else { return [] }
         var frames: [[UInt8]] = []
         let decoded = try transport.receive(output.outbound)

@@ -109,7 +109,7 @@ import Testing
             let decoded = try context.handlers.decode(body: body).decoded.get()
             let entry = try #require(context.keys.entry(id: key.idValue))
             return context.answer(decoded, entry: entry, authKeyID: key.idValue, sessionID: sessionID,
-                                  messageID: messageID, now: Fixture.now + 1)
+                                  messageID: messageID, now: Fixture.now + 1).now
         }
         let good = try binding(permanent)
         var tampered = good.encryptedMessage

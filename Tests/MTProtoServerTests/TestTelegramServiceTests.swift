@@ -27,17 +27,17 @@ struct ServiceHarness {
     func call<T>(_ function: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>), dc: Int32, key: UInt64,
                  session: Int64 = 1) throws -> T {
         let endpoint = dcs.first { $0.dcID == dc } ?? dcs[0]
-        let (_, result) = handlers.dispatch(body: function.1.bytes, authKeyID: key, sessionID: session, messageID: 4,
-                                            endpoint: endpoint, dcs: dcs, now: now)
-        return try function.2.parse(bytes: try result.get())
+        let (_, outcome) = handlers.dispatch(body: function.1.bytes, authKeyID: key, sessionID: session, messageID: 4,
+                                             endpoint: endpoint, dcs: dcs, now: now)
+        return try function.2.parse(bytes: try outcome.now.get())
     }
 
     /// The error a call is answered with (nil if it succeeded).
     func error<T>(_ function: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>), dc: Int32, key: UInt64) -> RPCError? {
         let endpoint = dcs.first { $0.dcID == dc } ?? dcs[0]
-        let (_, result) = handlers.dispatch(body: function.1.bytes, authKeyID: key, sessionID: 1, messageID: 4,
-                                            endpoint: endpoint, dcs: dcs, now: now)
-        if case .failure(let error) = result { return error }
+        let (_, outcome) = handlers.dispatch(body: function.1.bytes, authKeyID: key, sessionID: 1, messageID: 4,
+                                             endpoint: endpoint, dcs: dcs, now: now)
+        if case .failure(let error) = outcome.now { return error }
         return nil
     }
 

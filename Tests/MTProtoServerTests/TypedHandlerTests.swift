@@ -14,8 +14,9 @@ import Testing
     static let endpoint = ServerEndpoint(dcID: 2, host: "127.0.0.1", port: 4002)
 
     static func dispatch(_ handlers: RPCHandlers, _ body: [UInt8]) -> (String, Result<[UInt8], RPCError>) {
-        handlers.dispatch(body: body, authKeyID: 1, sessionID: 1, messageID: 4, endpoint: endpoint, dcs: [endpoint],
-                          now: 1_700_000_000)
+        let (method, outcome) = handlers.dispatch(body: body, authKeyID: 1, sessionID: 1, messageID: 4,
+                                                  endpoint: endpoint, dcs: [endpoint], now: 1_700_000_000)
+        return (method, outcome.now)
     }
 
     static func dispatch<T>(_ handlers: RPCHandlers,
@@ -76,6 +77,37 @@ import Testing
         }
     }
 
+    /// The server knows the wrappers and the methods it treats apart by constructor ID: each ID is the schema's
+    /// function of that name, every wrapper's last field is its `query:!X`, and a call inside the rarer ones
+    /// (`invokeWithTakeout`, `invokeAfterMsgs`) reaches its handler as one inside `invokeWithLayer` does.
+    @Test func wrappersAndSpecialMethodsAreKnownByConstructorID() throws {
+        for id in RPCHandlers.wrapperIDs {
+            let definition = try #require(Api.registry.functionDefinition(for: id), "\(id)")
+            #expect("\(definition)".hasSuffix("query:!X = X;"), "\(definition)")
+        }
+        #expect(Set(RPCHandlers.wrapperIDs.compactMap { Api.registry.functionDefinition(for: $0) }.map { "\($0)" }).count
+                == RPCHandlers.wrapperIDs.count)
+        let unbound = ["auth.bindTempAuthKey", "help.getConfig", "help.getNearestDc"]
+        #expect(ServerContext.methodsWithoutBinding == Set(unbound.compactMap { Api.registry.functionID(named: $0) }))
+
+        var handlers = RPCHandlers(registry: Api.registry)
+        handlers.on(Api.functions.help.GetAppConfig.self) { call, request in
+            .appConfig(.init(hash: request.hash &+ Int32(call.wrappers.count), config: .jsonNull))
+        }
+        let inner = Api.functions.help.getAppConfig(hash: 40)
+        let wrapped = Api.functions.invokeWithTakeout(takeoutId: 9, query: Api.functions.invokeAfterMsgs(
+            msgIds: [1, 2], query: Api.functions.invokeWithoutUpdates(query: inner)))
+        guard case .appConfig(let config) = try Self.dispatch(handlers, wrapped).1.get() else {
+            Issue.record("not an appConfig")
+            return
+        }
+        #expect(config.hash == 43)
+        let decoded = try handlers.decode(body: wrapped.1.bytes).decoded.get()
+        #expect(decoded.wrappers == ["invokeWithTakeout", "invokeAfterMsgs", "invokeWithoutUpdates"])
+        #expect(!RPCHandlers.subscribesToUpdates(decoded))
+        #expect(RPCHandlers.subscribesToUpdates(try handlers.decode(body: inner.1.bytes).decoded.get()))
+    }
+
     /// A call whose bytes do not read as its function's request is refused as Telegram refuses it, before the
     /// handler runs; the dynamic view of a typed call reads the same arguments.
     @Test func malformedCallsNeverReachTheHandler() throws {
@@ -83,7 +115,7 @@ import Testing
         let calls = Mutex(0)
         handlers.on(Api.functions.contacts.ResolveUsername.self) { call, request in
             calls.withLock { $0 += 1 }
-            #expect((try? call.request.argument("username", as: String.self)) == request.username)
+            #expect((try? (try call.request).argument("username", as: String.self)) == request.username)
             return .resolvedPeer(.init(peer: .peerUser(.init(userId: 1)), chats: [], users: []))
         }
         let good = Api.functions.contacts.resolveUsername(username: "alice_test").1.bytes
