@@ -14,7 +14,8 @@ let package = Package(
                 .product(name: "TelegramClient", package: "swift-mtproto"),
                 .product(name: "TelegramApi", package: "swift-mtproto"),
                 .product(name: "TelegramFormatting", package: "swift-mtproto"),   // the text of sendMessage(to:formatted:)
-                .product(name: "MTProtoClient", package: "swift-mtproto"),   // DCAddress, the session stores
+                .product(name: "MTProtoClient", package: "swift-mtproto"),   // DCAddress
+                .product(name: "TelegramSession", package: "swift-mtproto"),   // the session stores
                 .product(name: "MTProtoCrypto", package: "swift-mtproto"),   // RSAPublicKey
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]),

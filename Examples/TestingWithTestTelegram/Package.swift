@@ -24,6 +24,7 @@ let package = Package(
                 .product(name: "TelegramApi", package: "swift-mtproto"),
                 .product(name: "MTProtoClient", package: "swift-mtproto"),
                 .product(name: "MTProtoCrypto", package: "swift-mtproto"),
+                .product(name: "TelegramSession", package: "swift-mtproto"),
                 .product(name: "MTProto", package: "swift-mtproto"),
                 // The test Telegram: MTProtoServer carries TestTelegram; TelegramApiServer names its typed requests.
                 .product(name: "MTProtoServer", package: "swift-mtproto"),

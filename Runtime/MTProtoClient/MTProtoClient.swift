@@ -73,7 +73,7 @@ public actor MTProtoClient {
         public var requestTimeout: Duration
         /// Where the keys are kept: loaded on `connect` (a stored key skips the exchange), saved when they change,
         /// unless `keysChanged` takes them.
-        public var store: (any SessionStore)?
+        public var store: (any AuthKeyStore)?
         /// `FLOOD_WAIT_X` (and `FLOOD_PREMIUM_WAIT_X`, `SLOWMODE_WAIT_X`) up to this many seconds is waited out and
         /// the call sent again (at most `maxFloodWaitRetries` times); longer waits are thrown as `.rpc`.
         public var floodWaitThreshold: Int
@@ -99,7 +99,7 @@ public actor MTProtoClient {
 
         /// A configuration for one DC; every setting but the address and connection has a default.
         public init(host: String, port: Int, connection: ClientConnection.Configuration,
-                    requestTimeout: Duration = .seconds(30), store: (any SessionStore)? = nil,
+                    requestTimeout: Duration = .seconds(30), store: (any AuthKeyStore)? = nil,
                     floodWaitThreshold: Int = 60, maxFloodWaitRetries: Int = 3, firstRequestPrefix: [UInt8] = [],
                     reconnect: ReconnectPolicy = ReconnectPolicy(),
                     keysChanged: (@Sendable (DCKeys) async throws -> Void)? = nil,
@@ -284,10 +284,10 @@ public actor MTProtoClient {
         guard connection == nil, failure == nil else { return }
         var connectionConfiguration = configuration.connection
         if connectionConfiguration.storedKey == nil, let store = configuration.store {
-            let stored = try await store.load()
-            connectionConfiguration.storedKey = stored.permanentKeys[connectionConfiguration.dcID]
+            let stored = try await store.keys(for: connectionConfiguration.dcID)
+            connectionConfiguration.storedKey = stored.permanent
             if connectionConfiguration.storedTemporaryKey == nil {
-                connectionConfiguration.storedTemporaryKey = stored.temporaryKeys[connectionConfiguration.dcID]
+                connectionConfiguration.storedTemporaryKey = stored.temporary
             }
         }
         permanentKey = connectionConfiguration.storedKey
@@ -726,11 +726,7 @@ public actor MTProtoClient {
         if let keysChanged = configuration.keysChanged {
             try await keysChanged(keys)
         } else if let store = configuration.store {
-            var state = try await store.load()
-            state.permanentKeys[dc] = keys.permanent
-            state.temporaryKeys[dc] = keys.temporary
-            state.addresses[dc] = DCAddress(host: configuration.host, port: configuration.port)
-            try await store.save(state)
+            try await store.saveKeys(keys, for: dc, address: DCAddress(host: configuration.host, port: configuration.port))
         }
         savedKeys = keys
     }

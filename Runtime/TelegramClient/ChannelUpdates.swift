@@ -4,59 +4,7 @@
 // `updates.getChannelDifference`, so one channel's gap holds up neither the common box nor another channel.
 // `updateChannelTooLong` (pushed, or among a difference's other updates) asks for that difference at once.
 import TelegramApi
-
-/// Where one channel's update sequence stands.
-public struct ChannelBox: Sendable, Hashable {
-    /// The channel's last applied pts.
-    public var pts: Int32
-    /// The access hash `getChannelDifference` needs: from the last non-`min` `channel` an update or difference
-    /// carried. nil until one came; a gap in a channel without one cannot be fetched (see `UpdatesState`).
-    public var accessHash: Int64?
-
-    /// A box at `pts`, with the channel's access hash when one is known.
-    public init(pts: Int32, accessHash: Int64? = nil) {
-        self.pts = pts
-        self.accessHash = accessHash
-    }
-
-    /// A format tag, the count, then per channel in id order: id, pts, whether a hash follows, and the hash
-    /// (little-endian; the session store keeps it as a document beside the common box).
-    public static func serialized(_ boxes: [Int64: ChannelBox]) -> [UInt8] {
-        var bytes: [UInt8] = [1]
-        func append<T: FixedWidthInteger>(_ value: T) {
-            withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-        }
-        append(UInt32(truncatingIfNeeded: boxes.count))
-        for (id, box) in boxes.sorted(by: { $0.key < $1.key }) {
-            append(id)
-            append(box.pts)
-            append(UInt8(box.accessHash == nil ? 0 : 1))
-            append(box.accessHash ?? 0)
-        }
-        return bytes
-    }
-
-    /// The boxes `serialized` wrote; nil for anything else (a wrong tag, count or length).
-    public static func boxes(serialized bytes: [UInt8]) -> [Int64: ChannelBox]? {
-        let entry = 21
-        guard bytes.count >= 5, bytes[0] == 1 else { return nil }
-        func read<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
-            (0..<MemoryLayout<T>.size).reduce(T.zero) { $0 | T(truncatingIfNeeded: bytes[offset + $1]) << ($1 * 8) }
-        }
-        let count = Int(read(UInt32.self, at: 1))
-        guard bytes.count == 5 + count * entry else { return nil }
-        var boxes: [Int64: ChannelBox] = [:]
-        for index in 0..<count {
-            let at = 5 + index * entry
-            let flag = bytes[at + 12]
-            guard flag <= 1 else { return nil }
-            let id = read(Int64.self, at: at)
-            guard boxes[id] == nil else { return nil }
-            boxes[id] = ChannelBox(pts: read(Int32.self, at: at + 8), accessHash: flag == 1 ? read(Int64.self, at: at + 13) : nil)
-        }
-        return boxes
-    }
-}
+import TelegramSession
 
 /// A channel's fetch and held updates.
 struct ChannelSync {

@@ -4,6 +4,7 @@
 // is named through the message it was seen in (`inputPeerUserFromMessage`).
 import MTProtoClient
 import TelegramApi
+import TelegramSession
 
 /// A user, basic group or channel: Telegram numbers each kind's ids apart.
 public struct PeerID: Hashable, Sendable, Comparable, CustomStringConvertible {
@@ -310,27 +311,26 @@ public struct PeerCache: Sendable {
     // MARK: Persistence
 
     /// The entries changed and evicted since the last call, for the session store.
-    public mutating func takeChanges() -> (changed: [PeerRecord], removed: [(kind: UInt8, id: Int64)]) {
+    public mutating func takeChanges() -> (changed: [PeerRecord], removed: [PeerRecord.Key]) {
         defer {
             changed.removeAll()
             evicted.removeAll()
         }
         return (changed.sorted().compactMap { entries[$0]?.record },
-                evicted.sorted().map { (kind: $0.kind.rawValue, id: $0.id) })
+                evicted.sorted().map { PeerRecord.Key(kind: $0.kind.stored, id: $0.id) })
     }
 
     /// Whether entries changed since `takeChanges`.
     public var hasChanges: Bool { !changed.isEmpty || !evicted.isEmpty }
 
-    /// Fills the cache from a store's records (records of an unknown kind are skipped), marking nothing changed.
+    /// Fills the cache from a store's records, marking nothing changed.
     public mutating func restore(_ records: [PeerRecord]) {
         for record in records {
-            guard let kind = PeerID.Kind(rawValue: record.kind) else { continue }
-            let peer = PeerID(kind, record.id)
+            let peer = PeerID(PeerID.Kind(record.kind), record.id)
             var entry = Entry(peer: peer, accessHash: record.accessHash, username: record.username, phone: record.phone,
                               isSelf: record.isSelf, lastUsed: record.lastUsed)
-            if let source = record.source, let chatKind = PeerID.Kind(rawValue: source.chatKind) {
-                entry.source = (PeerID(chatKind, source.chatID), source.messageID)
+            if let source = record.source {
+                entry.source = (PeerID(PeerID.Kind(source.chatKind), source.chatID), source.messageID)
             }
             if let old = entries[peer]?.username { usernames[Self.normalized(old)] = nil }
             entries[peer] = entry
@@ -400,9 +400,9 @@ public struct PeerCache: Sendable {
 extension PeerCache.Entry {
     /// The entry as a session store keeps it.
     var record: PeerRecord {
-        PeerRecord(kind: peer.kind.rawValue, id: peer.id, accessHash: accessHash, username: username, phone: phone,
+        PeerRecord(kind: peer.kind.stored, id: peer.id, accessHash: accessHash, username: username, phone: phone,
                    isSelf: isSelf,
-                   source: sourceChat.map { .init(chatKind: $0.kind.rawValue, chatID: $0.id, messageID: sourceMessage) },
+                   source: sourceChat.map { .init(chatKind: $0.kind.stored, chatID: $0.id, messageID: sourceMessage) },
                    lastUsed: lastUsed)
     }
 
@@ -413,5 +413,25 @@ extension PeerCache.Entry {
         self.phone = phone
         self.isSelf = isSelf
         self.lastUsed = lastUsed
+    }
+}
+
+extension PeerID.Kind {
+    /// The kind a session store keeps.
+    init(_ kind: PeerKind) {
+        switch kind {
+            case .user: self = .user
+            case .basicGroup: self = .chat
+            case .channel: self = .channel
+        }
+    }
+
+    /// The kind as a session store keeps it.
+    var stored: PeerKind {
+        switch self {
+            case .user: .user
+            case .chat: .basicGroup
+            case .channel: .channel
+        }
     }
 }

@@ -7,6 +7,7 @@ import MTProtoClient
 import MTProtoCrypto
 import SecretChats
 import TelegramApi
+import TelegramSession
 import TLRuntime
 
 /// Secret chats over a ``TelegramClient/TelegramClient``: runs a `SecretChatEngine` against the API and saves every chat in the
@@ -22,7 +23,7 @@ public actor SecretChatManager {
         /// Accept incoming requests without asking (the `requested` event still fires).
         public var autoAccept: Bool
         /// Where the state is saved; nil keeps it in memory only.
-        public var store: (any SessionDocumentStore)?
+        public var store: (any SessionStore)?
         /// Where key-exchange exponents, padding and random ids come from (tests inject a seeded source).
         public var random: any RandomSource
         /// Parts of uploaded encrypted files (upload.saveFilePart's rules: a divisor of 512 KiB).
@@ -30,7 +31,7 @@ public actor SecretChatManager {
 
         /// Options with the defaults: no auto-accept, state in memory, 128 KiB file parts.
         public init(engine: SecretChatConfiguration = .init(), autoAccept: Bool = false,
-                    store: (any SessionDocumentStore)? = nil, random: any RandomSource = SystemRandom(),
+                    store: (any SessionStore)? = nil, random: any RandomSource = SystemRandom(),
                     partSize: Int = 128 * 1024) {
             self.engine = engine
             self.autoAccept = autoAccept
@@ -39,14 +40,6 @@ public actor SecretChatManager {
             self.partSize = partSize
         }
     }
-
-    /// What is saved: every chat and the last DH parameters.
-    struct Snapshot: Codable {
-        var chats: [SecretChatState]
-        var dhConfig: SecretDHConfig?
-    }
-
-    static let documentName = "secret_chats"
 
     /// The client the manager calls the API through.
     public let client: TelegramClient
@@ -62,10 +55,7 @@ public actor SecretChatManager {
     public init(client: TelegramClient, options: Options = .init()) async throws {
         self.client = client
         self.options = options
-        var snapshot = Snapshot(chats: [], dhConfig: nil)
-        if let bytes = try await options.store?.document(named: Self.documentName) {
-            snapshot = try JSONDecoder().decode(Snapshot.self, from: Data(bytes))
-        }
+        let snapshot = try await options.store?.load().secretChats ?? StoredSecretChats()
         engine = SecretChatEngine(configuration: options.engine, random: options.random, chats: snapshot.chats,
                                   dhConfig: snapshot.dhConfig)
         (events, eventsSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(10_000))
@@ -351,7 +341,7 @@ public actor SecretChatManager {
 
     private func save() async throws {
         guard let store = options.store else { return }
-        let snapshot = Snapshot(chats: engine.chats.keys.sorted().compactMap { engine.chats[$0] }, dhConfig: engine.dhConfig)
-        try await store.saveDocument(Array(try JSONEncoder().encode(snapshot)), named: Self.documentName)
+        let chats = StoredSecretChats(chats: engine.chats.keys.sorted().compactMap { engine.chats[$0] }, dhConfig: engine.dhConfig)
+        try await store.save([.secretChats(chats)])
     }
 }

@@ -3,6 +3,7 @@
 // on the first call after a reopen.
 import MTProtoClient
 import TelegramApi
+import TelegramSession
 
 extension TelegramClient {
     /// How the account names `peer` in a call: `inputPeerSelf`, the access hash it was given, or the message the
@@ -125,11 +126,11 @@ extension TelegramClient {
 
     /// Saves the cache's changes, one save at a time (a save started while one runs follows it).
     func savePeers() {
-        guard peerSave == nil, peerCache.hasChanges, let store = configuration.store as? any PeerStore else { return }
+        guard peerSave == nil, peerCache.hasChanges, let store = configuration.store else { return }
         let (changed, removed) = peerCache.takeChanges()
         peerSave = Task(executorPreference: taskExecutor) { [logger = configuration.logger] in
             do {
-                try await store.savePeers(changed, removing: removed)
+                try await store.save([.peers(changed: changed, removed: removed)])
             } catch {
                 logger.warning("peers: saving \(changed.count) peers failed: \(error)")
             }

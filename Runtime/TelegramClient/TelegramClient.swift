@@ -6,7 +6,7 @@
 // home DC and addresses in a `SessionStore`, and merges every DC's updates into one stream of typed `Api.Updates`
 // kept in the account's order by an `UpdatesState`: gaps, and what was missed while disconnected or closed, are
 // filled with `updates.getDifference` (each channel's with `updates.getChannelDifference`), duplicates dropped, and
-// the boxes kept in the store's documents (core.telegram.org/api/datacenter, /api/invoking, /api/pfs, /api/updates).
+// the boxes kept in the session store (core.telegram.org/api/datacenter, /api/invoking, /api/pfs, /api/updates).
 import Foundation
 import Logging
 import MTProto
@@ -17,6 +17,7 @@ import NIOPosix
 import Synchronization
 import TLRuntime
 import TelegramApi
+import TelegramSession
 
 /// Why a `TelegramClient` call failed, beyond what `MTProtoClientError` says.
 public enum TelegramClientError: Error, Sendable, CustomStringConvertible {
@@ -207,10 +208,6 @@ public actor TelegramClient {
         case closed
     }
 
-    /// The store document the update box is kept in (see `UpdateBox.serialized`).
-    public static let updateBoxDocument = "updates.box"
-    /// The store document the channels' boxes are kept in (see `ChannelBox.serialized`).
-    public static let channelBoxesDocument = "updates.channels"
     /// Messages and updates asked per `updates.getChannelDifference` (Telegram's most for a user account).
     public static let channelDifferenceLimit: Int32 = 100
 
@@ -231,7 +228,8 @@ public actor TelegramClient {
     /// cost about 7 % of a pipelined client's CPU). Kept by `homeChanged` whenever `clients`, `homeDC` or `closed`
     /// change.
     private nonisolated let homeClient = Mutex<MTProtoClient?>(nil)
-    private var stored: ClientState?
+    /// What the store held of the home DC and each DC's address and keys, and what was saved since.
+    private var stored: SessionState?
     private var closed = false
     private var pumps: [Task<Void, Never>] = []
     /// The account's updates in its order, each once: pushed by any DC or returned by a typed `invoke`, and what
@@ -439,7 +437,7 @@ public actor TelegramClient {
     func setHome(_ dc: Int32) async throws {
         homeDC = dc
         homeChanged()
-        try await persist { $0.homeDC = dc }
+        try await persist([.homeDC(dc)])
     }
 
     /// Closes every connection; calls in flight fail. The update box is saved first. Call it when done: the
@@ -484,49 +482,31 @@ public actor TelegramClient {
 
     // MARK: Connections
 
-    /// Reads the store once: the home DC, addresses and update box it kept.
+    /// Reads the store once: the home DC, addresses, keys, update boxes and peers it kept.
     func load() async throws {
         guard stored == nil else { return }
-        let state = try await configuration.store?.load() ?? ClientState()
-        var boxBytes: [UInt8]?, channelBytes: [UInt8]?
-        if let documents = configuration.store as? any SessionDocumentStore {
-            boxBytes = try await documents.document(named: Self.updateBoxDocument)
-            channelBytes = try await documents.document(named: Self.channelBoxesDocument)
-        }
-        let peerRecords = try await (configuration.store as? any PeerStore)?.loadPeers() ?? []
+        var state = try await configuration.store?.load() ?? SessionState()
         guard stored == nil else { return }
-        peerCache.restore(peerRecords)
-        var box: UpdateBox?, channels: [Int64: ChannelBox] = [:]
-        if let boxBytes, !boxBytes.isEmpty {
-            box = UpdateBox(serialized: boxBytes)
-            if box == nil {
-                configuration.logger.warning("the stored update box is not one (\(boxBytes.count) bytes): getState")
-            }
-        }
-        if let channelBytes, !channelBytes.isEmpty {
-            if let restored = ChannelBox.boxes(serialized: channelBytes) {
-                channels = restored
-            } else {
-                configuration.logger.warning(
-                    "the stored channel boxes are not (\(channelBytes.count) bytes): channels start from their next update")
-            }
-        }
-        if box != nil || !channels.isEmpty {
-            updateState = UpdatesState(box: box, channels: channels)
-            savedBox = box
+        peerCache.restore(Array(state.peers.values))
+        if state.updateBox != nil || !state.channelBoxes.isEmpty {
+            updateState = UpdatesState(box: state.updateBox, channels: state.channelBoxes)
+            savedBox = state.updateBox
             savedChannels = updateState.channels
         }
+        // The peer cache and the update state own these from here; the secret chats are SecretChatManager's.
+        state.peers = [:]
+        state.secretChats = StoredSecretChats()
         stored = state
         if let home = state.homeDC { homeDC = home }
         homeChanged()
         for (dc, address) in state.addresses where addresses[dc] == nil { addresses[dc] = address }
     }
 
-    private func persist(_ change: (inout ClientState) -> Void) async throws {
-        var state = stored ?? ClientState()
-        change(&state)
+    private func persist(_ changes: [SessionChange]) async throws {
+        var state = stored ?? SessionState()
+        for change in changes { state.apply(change) }
         stored = state
-        try await configuration.store?.save(state)
+        try await configuration.store?.save(changes)
     }
 
     /// The connected client of a DC, connecting (once, however many callers wait) when there is none.
@@ -584,11 +564,7 @@ public actor TelegramClient {
         if keys.temporary != old?.temporary, let key = keys.temporary {
             configuration.logger.info("DC \(dc): temporary key \(key.key.authKey) bound until \(key.expiresAt)")
         }
-        try await persist {
-            $0.permanentKeys[dc] = keys.permanent
-            $0.temporaryKeys[dc] = keys.temporary
-            if configuration.proxy == nil { $0.addresses[dc] = address }
-        }
+        try await persist([.keys(keys, dc: dc)] + (configuration.proxy == nil ? [.address(address, dc: dc)] : []))
     }
 
     /// Asks the home DC (or any connected one) for `help.getConfig` and keeps the addresses it lists, IPv4 and
@@ -852,21 +828,17 @@ public actor TelegramClient {
         perform(updateState.tick(now: max(elapsed(), deadline)))
     }
 
-    /// Saves the box when it moved, one save at a time (the newest box wins); no box (logged out) is saved as an
-    /// empty document.
+    /// Saves the boxes when they moved, one save at a time (the newest boxes win); no box (logged out) is saved as
+    /// none.
     private func saveBox() {
         let box = updateState.box, channels = updateState.channels
         let boxMoved = box != savedBox, channelsMoved = channels != savedChannels
-        guard boxSave == nil, boxMoved || channelsMoved, let documents = configuration.store as? any SessionDocumentStore
-        else { return }
+        guard boxSave == nil, boxMoved || channelsMoved, let store = configuration.store else { return }
         savedBox = box
         savedChannels = channels
         boxSave = Task(executorPreference: taskExecutor) { [logger = configuration.logger] in
             do {
-                if boxMoved { try await documents.saveDocument(box?.serialized ?? [], named: Self.updateBoxDocument) }
-                if channelsMoved {
-                    try await documents.saveDocument(ChannelBox.serialized(channels), named: Self.channelBoxesDocument)
-                }
+                try await store.save((boxMoved ? [.updateBox(box)] : []) + (channelsMoved ? [.channelBoxes(channels)] : []))
             } catch {
                 logger.warning("updates: saving the box failed: \(error)")
             }

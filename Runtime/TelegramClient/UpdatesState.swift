@@ -5,45 +5,13 @@
 // missed while the connection was down. Each channel has a box of its own (its pts), kept by the same rules and
 // filled with `updates.getChannelDifference` (ChannelUpdates.swift); channel updates never move the common box.
 import TelegramApi
+import TelegramSession
 
-/// The common box: where the account's update sequence stands (core.telegram.org/api/updates#update-handling).
-public struct UpdateBox: Sendable, Hashable {
-    /// The last applied pts: the account's message box (messages, deletions, reads).
-    public var pts: Int32
-    /// The last applied qts: encrypted messages and some bot updates.
-    public var qts: Int32
-    /// The date of the last applied update, Unix seconds, sent with `updates.getDifference`.
-    public var date: Int32
-    /// The last applied seq, of `updates` and `updatesCombined`.
-    public var seq: Int32
-
-    /// A box at the given positions.
-    public init(pts: Int32, qts: Int32, date: Int32, seq: Int32) {
-        self.pts = pts
-        self.qts = qts
-        self.date = date
-        self.seq = seq
-    }
-
+extension UpdateBox {
+    /// The box `updates.getState` answered.
     init(_ state: Api.updates.State) {
         guard case .state(let s) = state else { self.init(pts: 0, qts: 0, date: 0, seq: 0); return }
         self.init(pts: s.pts, qts: s.qts, date: s.date, seq: s.seq)
-    }
-
-    /// 17 bytes: a format tag, then pts, qts, date and seq little-endian (the session store keeps it as a document).
-    public var serialized: [UInt8] {
-        [1] + [pts, qts, date, seq].flatMap { value in
-            (0..<4).map { UInt8(truncatingIfNeeded: UInt32(bitPattern: value) >> ($0 * 8)) }
-        }
-    }
-
-    /// nil unless `bytes` is what `serialized` writes.
-    public init?(serialized bytes: [UInt8]) {
-        guard bytes.count == 17, bytes[0] == 1 else { return nil }
-        let word = { (at: Int) in
-            Int32(bitPattern: (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[at + $1]) << ($1 * 8) })
-        }
-        self.init(pts: word(1), qts: word(5), date: word(9), seq: word(13))
     }
 }
 

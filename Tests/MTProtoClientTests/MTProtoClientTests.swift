@@ -10,6 +10,7 @@ import MTProtoTransport
 import NIOCore
 import NIOPosix
 import TLRuntime
+import TelegramSession
 import Testing
 
 /// The auth keys a loopback server knows, shared by its connections.
@@ -68,7 +69,7 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
 
 @Suite(.timeLimit(.minutes(1))) struct MTProtoClientTests {
     func makeClient(port: Int, key: RSAPrivateKey, transport: TransportConfiguration = .init(kind: .intermediate),
-                    store: (any SessionStore)? = nil,
+                    store: (any AuthKeyStore)? = nil,
                     executor: EventLoopTaskExecutor? = nil,
                     _ configure: (inout MTProtoClient.Configuration) -> Void = { _ in }) -> MTProtoClient {
         var configuration = MTProtoClient.Configuration(

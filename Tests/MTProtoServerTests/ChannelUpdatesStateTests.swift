@@ -4,6 +4,7 @@
 // channels, and the boxes' stored form.
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import Testing
 
 @Suite struct ChannelUpdatesStateTests {
@@ -301,22 +302,5 @@ import Testing
                                           photo: .chatPhotoEmpty, date: 1))
         _ = machine.receive(.updates(.init(updates: [], users: [], chats: [left], date: 1, seq: 0)), now: 0.3)
         #expect(machine.channels.isEmpty)
-    }
-
-    @Test func theBoxesStoredFormRoundTripsAndRejectsOthers() {
-        let boxes: [Int64: ChannelBox] = [77: ChannelBox(pts: 5, accessHash: -3), 1 << 40: ChannelBox(pts: .max)]
-        let bytes = ChannelBox.serialized(boxes)
-        #expect(bytes.count == 5 + 2 * 21)
-        #expect(ChannelBox.boxes(serialized: bytes) == boxes)
-        #expect(ChannelBox.boxes(serialized: ChannelBox.serialized([:])) == [:])
-        #expect(ChannelBox.boxes(serialized: Array(bytes.dropLast())) == nil)
-        #expect(ChannelBox.boxes(serialized: [2] + bytes.dropFirst()) == nil)
-        var badFlag = bytes
-        badFlag[5 + 12] = 2
-        #expect(ChannelBox.boxes(serialized: badFlag) == nil)
-        // The same id twice.
-        let one = ChannelBox.serialized([77: ChannelBox(pts: 1)])
-        #expect(ChannelBox.boxes(serialized: [1, 2, 0, 0, 0] + one.dropFirst(5) + one.dropFirst(5)) == nil)
-        #expect(ChannelBox.boxes(serialized: []) == nil)
     }
 }

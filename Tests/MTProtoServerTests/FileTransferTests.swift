@@ -10,6 +10,7 @@ import MTProtoServer
 import TLRuntime
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import TestTelegram
 import Synchronization
 import Testing

@@ -12,6 +12,7 @@ import NIOPosix
 import Synchronization
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import TestTelegram
 import Testing
 

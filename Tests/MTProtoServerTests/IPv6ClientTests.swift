@@ -9,6 +9,7 @@ import MTProtoTransport
 import Synchronization
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import TestTelegram
 import Testing
 

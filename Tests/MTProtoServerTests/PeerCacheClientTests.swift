@@ -9,6 +9,7 @@ import MTProtoServer
 import Synchronization
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import Testing
 
 /// Counts the methods a test Telegram handled, and those it answered with an error, by name.

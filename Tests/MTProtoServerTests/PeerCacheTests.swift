@@ -6,6 +6,7 @@ import MTProtoClient
 import TLRuntime
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import Testing
 
 @Suite struct PeerCacheTests {
@@ -117,15 +118,15 @@ import Testing
         cache.learn(message: Self.message(7, from: 3, inChannel: 30))
         var store = try await SQLiteSessionStore.open(path: path)
         let (changed, removed) = cache.takeChanges()
-        try await store.savePeers(changed, removing: removed)
-        try await store.savePeers([], removing: [(kind: 1, id: 2)])
+        try await store.save([.peers(changed: changed, removed: removed)])
+        try await store.save([.peers(changed: [], removed: [PeerRecord.Key(kind: .user, id: 2)])])
         try await store.close()
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
 
         store = try await SQLiteSessionStore.open(path: path)
         var restored = PeerCache()
-        restored.restore(try await store.loadPeers())
+        restored.restore(Array(try await store.load().peers.values))
         try await store.close()
         #expect(restored.count == 3)
         #expect(restored.entry(.user(2)) == nil)

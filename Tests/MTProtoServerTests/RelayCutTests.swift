@@ -9,6 +9,7 @@ import MTProtoServer
 import Synchronization
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import TestTelegram
 import Testing
 

@@ -11,6 +11,7 @@ import MTProtoTransport
 import SecretChats
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import TestTelegram
 import Testing
 

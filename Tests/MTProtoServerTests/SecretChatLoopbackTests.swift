@@ -9,6 +9,7 @@ import MTProtoServer
 import SecretChats
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import TestTelegram
 import Testing
 
@@ -122,17 +123,17 @@ actor EventLog {
         try await telegram.server.shutdown()
     }
 
-    /// The SQLite store keeps the secret chats' document across a reopen (the manager's persistence path).
-    @Test func sqliteStoreKeepsDocumentsAcrossReopen() async throws {
+    /// The SQLite store keeps the secret chats (the manager's persistence path) across a reopen, the last save winning.
+    @Test func sqliteStoreKeepsSecretChatsAcrossReopen() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID()).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let first = try await SQLiteSessionStore.open(path: path)
-        #expect(try await first.document(named: "secret_chats") == nil)
-        try await first.saveDocument([1, 2, 3], named: "secret_chats")
-        try await first.saveDocument([4, 5], named: "secret_chats")
+        #expect(try await first.load().secretChats.dhConfig == nil)
+        try await first.save([.secretChats(StoredSecretChats(dhConfig: SecretDHConfig(prime: [1], g: 2, version: 1)))])
+        try await first.save([.secretChats(StoredSecretChats(dhConfig: SecretDHConfig(prime: [4, 5], g: 3, version: 2)))])
         try await first.close()
         let second = try await SQLiteSessionStore.open(path: path)
-        #expect(try await second.document(named: "secret_chats") == [4, 5])
+        #expect(try await second.load().secretChats.dhConfig == SecretDHConfig(prime: [4, 5], g: 3, version: 2))
         try await second.close()
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(mode == 0o600)

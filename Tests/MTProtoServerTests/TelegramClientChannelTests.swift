@@ -7,6 +7,7 @@ import MTProtoClient
 import MTProtoServer
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import Testing
 
 /// A conversation with a supergroup Alice made and invited Bob to.
@@ -43,8 +44,7 @@ struct ChannelChat {
     /// Waits until the channel's box saved in Bob's store has reached `pts` (at most 10 s).
     func savedChannelBox(atLeast pts: Int32) async throws -> ChannelBox {
         for _ in 0..<1_000 {
-            if let bytes = try await chat.bobStore.document(named: TelegramClient.channelBoxesDocument),
-               let box = ChannelBox.boxes(serialized: bytes)?[channelID], box.pts >= pts { return box }
+            if let box = try await chat.bobStore.load().channelBoxes[channelID], box.pts >= pts { return box }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw HarnessFailure(description: "no channel box at pts \(pts) saved")

@@ -6,6 +6,7 @@ import MTProtoClient
 import MTProtoServer
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import Testing
 
 /// Reads message texts off a client's update stream, in order.
@@ -87,7 +88,7 @@ struct Conversation {
     let telegram: LocalTelegram
     let alice: TelegramClient
     let bob: TelegramClient
-    let bobStore: any SessionStore & SessionDocumentStore
+    let bobStore: any SessionStore
     let peer: Api.InputPeer
     /// The box Bob's getState gave after the sign-in.
     let box: UpdateBox
@@ -96,7 +97,7 @@ struct Conversation {
     static func start(seed: UInt64, sqlitePath: String? = nil) async throws -> Conversation {
         let telegram = try await LocalTelegram.start(seed: seed)
         let alice = try telegram.client()
-        let bobStore: any SessionStore & SessionDocumentStore = if let sqlitePath {
+        let bobStore: any SessionStore = if let sqlitePath {
             try await SQLiteSessionStore.open(path: sqlitePath)
         } else {
             MemorySessionStore()
@@ -113,10 +114,9 @@ struct Conversation {
     }
 
     /// Waits until a box is saved in `store` (at most 10 s).
-    static func savedBox(in store: any SessionDocumentStore) async throws -> UpdateBox {
+    static func savedBox(in store: any SessionStore) async throws -> UpdateBox {
         for _ in 0..<1_000 {
-            if let bytes = try await store.document(named: TelegramClient.updateBoxDocument),
-               let box = UpdateBox(serialized: bytes) { return box }
+            if let box = try await store.load().updateBox { return box }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw HarnessFailure(description: "no update box saved")
@@ -202,10 +202,10 @@ struct Conversation {
             throw HarnessFailure(description: "no loggedOut")
         }
         #expect(await chat.bob.updateBox == nil)
-        for _ in 0..<1_000 where try await chat.bobStore.document(named: TelegramClient.updateBoxDocument) != [] {
+        for _ in 0..<1_000 where try await chat.bobStore.load().updateBox != nil {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(try await chat.bobStore.document(named: TelegramClient.updateBoxDocument) == [])
+        #expect(try await chat.bobStore.load().updateBox == nil)
         try await chat.send(["while out"])
         _ = try await LocalTelegram.signIn(chat.bob, phone: "9996610002")
         let box = try await Conversation.savedBox(in: chat.bobStore)

@@ -13,6 +13,7 @@ import MTProtoServer
 import Synchronization
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import TestTelegram
 import Testing
 
@@ -179,7 +180,7 @@ final class HandledLog: Sendable {
         let log = HandledLog()
         let telegram = try await LocalTelegram.start(seed: 114, onEvent: log.record)
         let unknown = StoredAuthKey(authKey: try AuthKey(SeededRandom(seed: 115).bytes(256)), salt: 0, timeOffset: 0)
-        let store = MemorySessionStore(ClientState(permanentKeys: [2: unknown]))
+        let store = MemorySessionStore(SessionState(permanentKeys: [2: unknown]))
         let client = try telegram.client(store: store, temporaryKeys: TemporaryKeyPolicy(lifetime: 3600, renewBefore: 600))
         guard case .nearestDc = try await client.invoke(Api.functions.help.getNearestDc()) else {
             throw HarnessFailure(description: "no nearestDc")

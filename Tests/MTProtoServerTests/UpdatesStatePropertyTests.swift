@@ -5,6 +5,7 @@
 // `runs(seed:)` replays it.
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import Testing
 
 @Suite struct UpdatesStatePropertyTests {

@@ -4,6 +4,7 @@
 // differences, getState first without a box, and the box's stored form.
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import Testing
 
 @Suite struct UpdatesStateTests {
@@ -261,14 +262,5 @@ import Testing
         var actions: [UpdatesAction] = []
         for pts in Int32(2)...5 { actions += machine.receive(Self.pushed(pts), now: 0) }
         #expect(Self.fetches(actions) == ["getDifference(0,0,0)"])  // full: asked at once, not after the wait
-    }
-
-    @Test func theBoxRoundTripsThroughItsStoredForm() {
-        let box = UpdateBox(pts: 123_456, qts: -2, date: 1_700_000_000, seq: .max)
-        #expect(UpdateBox(serialized: box.serialized) == box)
-        #expect(box.serialized.count == 17)
-        #expect(UpdateBox(serialized: Array(box.serialized.dropLast())) == nil)
-        #expect(UpdateBox(serialized: [2] + box.serialized.dropFirst()) == nil)
-        #expect(UpdateBox(serialized: []) == nil)
     }
 }

@@ -6,6 +6,7 @@ import MTProtoCrypto
 import SecretChats
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import TLRuntime
 
 func sample(client: TelegramClient, store: SQLiteSessionStore, app: TelegramClient.App, keys: [RSAPublicKey],

@@ -8,6 +8,7 @@ import MTProtoClient
 import TLJSON
 import TelegramApi
 import TelegramClient
+import TelegramSession
 
 #if canImport(Glibc)
 import Glibc

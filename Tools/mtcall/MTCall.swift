@@ -15,6 +15,7 @@ import TLRuntime
 import TLSchema
 import TelegramApi
 import TelegramClient
+import TelegramSession
 
 @main
 struct MTCall: AsyncParsableCommand {

@@ -7,6 +7,7 @@ import MTProtoCrypto
 import SecretChats
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import TLRuntime
 
 struct SecretChatSession {
@@ -48,7 +49,7 @@ struct SecretChatSession {
         }
     }
 
-    init(client: TelegramClient, store: (any SessionDocumentStore)?) async throws {
+    init(client: TelegramClient, store: (any SessionStore)?) async throws {
         self.client = client
         manager = try await SecretChatManager(client: client, options: .init(store: store))
     }

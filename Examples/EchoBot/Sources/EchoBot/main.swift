@@ -10,6 +10,7 @@ import MTProtoCrypto
 import TelegramApi
 import TelegramClient
 import TelegramFormatting
+import TelegramSession
 
 let arguments = CommandLine.arguments.dropFirst().map { $0 }
 guard arguments.count >= 3, let colon = arguments[0].lastIndex(of: ":"),

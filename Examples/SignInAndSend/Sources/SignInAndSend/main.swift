@@ -11,6 +11,7 @@ import MTProtoCrypto
 import TelegramApi
 import TelegramClient
 import TelegramFormatting
+import TelegramSession
 
 struct ExampleError: Error, CustomStringConvertible {
     let description: String

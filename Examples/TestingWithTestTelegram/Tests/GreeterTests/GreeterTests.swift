@@ -7,6 +7,7 @@ import MTProtoServer
 import TelegramApi
 import TelegramApiServer
 import TelegramClient
+import TelegramSession
 import Testing
 import TestTelegram
 
