@@ -8,6 +8,7 @@ import Synchronization
 import TLRuntime
 import TelegramApi
 import TelegramClient
+import TelegramSession
 import TestTelegram
 import Testing
 
