@@ -110,7 +110,7 @@ public struct AuthKeyExchangeError: Error, Sendable, Equatable, CustomStringConv
             case .serverNonceMismatch: "server_nonce does not match the server's"
             case .unknownFingerprints(let f):
                 // Hex, 16 digits, as Telegram's key lists and mtserver's ready line print fingerprints.
-                "no key for any server fingerprint (\(f.map(Self.hexFingerprint).joined(separator: ", ")))"
+                "no key for any server fingerprint (\(f.map(RSAPublicKey.hexFingerprint).joined(separator: ", ")))"
             case .pqNotFactorable(let e): "pq cannot be factored: \(e)"
             case .pqFactorNotPrime(let n): "pq's factor \(n) is not prime"
             case .fieldMismatch(let field): "\(field) does not match"
@@ -135,10 +135,5 @@ public struct AuthKeyExchangeError: Error, Sendable, Equatable, CustomStringConv
             case .notExpected: "no message is expected in this state"
         }
         return "auth-key exchange, \(step.rawValue): \(what)"
-    }
-
-    private static func hexFingerprint(_ value: Int64) -> String {
-        let digits = String(UInt64(bitPattern: value), radix: 16)
-        return "0x" + String(repeating: "0", count: 16 - digits.count) + digits
     }
 }

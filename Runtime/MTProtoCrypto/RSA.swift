@@ -41,6 +41,12 @@ public struct RSAPublicKey: Sendable, Hashable {
         Int64(bitPattern: fingerprintBytes.reversed().reduce(0) { $0 << 8 | UInt64($1) })
     }
 
+    /// A fingerprint written as Telegram's key lists write it: `0x` and 16 hex digits.
+    public static func hexFingerprint(_ fingerprint: Int64) -> String {
+        let digits = String(UInt64(bitPattern: fingerprint), radix: 16)
+        return "0x" + String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
     /// The fingerprint as its 8 wire bytes.
     public var fingerprintBytes: [UInt8] {
         Array(Hash.sha1(tlBytes(modulus) + tlBytes(exponent))[12..<20])

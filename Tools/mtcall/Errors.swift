@@ -5,6 +5,7 @@ import ArgumentParser
 import Foundation
 import MTProto
 import MTProtoClient
+import MTProtoCrypto
 
 extension MTCall {
     /// Prints `error` as mtcall reports failures and exits with status 1.
@@ -26,7 +27,7 @@ extension MTCall {
                 return ("\(rpc.code) \(rpc.message)", hints(for: rpc))
             case MTProtoClientError.connection(.exchange(let exchange)):
                 if case .unknownFingerprints(let fingerprints) = exchange.reason {
-                    let theirs = fingerprints.map(Self.hex).joined(separator: ", ")
+                    let theirs = fingerprints.map(RSAPublicKey.hexFingerprint).joined(separator: ", ")
                     return ("\(serverFlags) offers RSA key fingerprints \(theirs), and --rsa-key holds none of them",
                             ["give the server's own public key: mtserver prints it in its ready line as \"public_key\", "
                              + "with its \"fingerprint\""])
@@ -75,15 +76,5 @@ extension MTCall {
             default:
                 return []
         }
-    }
-
-    static func hex(_ fingerprint: Int64) -> String {
-        "0x" + String(UInt64(bitPattern: fingerprint), radix: 16).leftPadded(to: 16)
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -170,7 +170,7 @@ struct MTServer: AsyncParsableCommand {
         let ready = Ready(port: server.port, ports: Dictionary(uniqueKeysWithValues: server.ports.map { ("\($0.key)", $0.value) }),
                           proxy_port: server.proxyPort, http_port: server.httpPort, dc: dcs == 1 ? dc : 1,
                           public_key: key.publicKey.pkcs1PEM,
-                          fingerprint: Self.hex(key.publicKey.fingerprint),
+                          fingerprint: RSAPublicKey.hexFingerprint(key.publicKey.fingerprint),
                           secret: proxySecret?.hexString, ipv6_host: configuration.ipv6Host)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -181,12 +181,6 @@ struct MTServer: AsyncParsableCommand {
         let reason = await Self.waitForStop(timeout: timeout)
         logger.info("stopping: \(reason)")
         try await server.shutdown()
-    }
-
-    /// A fingerprint as 16 hex digits, the way Telegram's key lists print them.
-    static func hex(_ value: Int64) -> String {
-        let digits = String(UInt64(bitPattern: value), radix: 16)
-        return "0x" + String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     struct Ready: Encodable {
