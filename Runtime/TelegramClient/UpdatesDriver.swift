@@ -5,12 +5,11 @@
 // session store when they move (core.telegram.org/api/updates).
 import Logging
 import MTProtoClient
-import NIOPosix
 import TLRuntime
 import TelegramApi
 import TelegramSession
 
-/// What an ``UpdatesDriver`` needs of the client it runs in: a way to make calls, a way out for updates in order,
+/// What an `UpdatesDriver` needs of the client it runs in: a way to make calls, a way out for updates in order,
 /// and a word when whether it is fetching changes. The driver runs on the host's actor (each of its methods takes
 /// the host as its isolation), so what it hands out keeps the order it was decided in.
 protocol UpdatesHost: Actor {
@@ -26,7 +25,7 @@ protocol UpdatesHost: Actor {
 }
 
 /// The account's update sequence run against the server: fetches, the gap timer and the saved boxes around an
-/// `UpdatesState`. Owned by one ``UpdatesHost`` and used only on its actor.
+/// `UpdatesState`. Owned by one `UpdatesHost` and used only on its actor.
 final class UpdatesDriver {
     /// Whether the sequence is followed at all (`TelegramClient.Configuration.followsUpdates`): when not, updates
     /// and results that are `Api.Updates` are handed out unchecked and nothing is fetched.
