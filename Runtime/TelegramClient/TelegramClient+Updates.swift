@@ -17,28 +17,25 @@ extension TelegramClient: UpdatesHost {
     /// Where each followed channel's update sequence stands, by channel id.
     public var channelBoxes: [Int64: ChannelBox] { updatesDriver.channels }
 
-    /// The channel a call acts on, from its `channel` or `peer` argument: its `messages.affected…` result then
-    /// carries that channel's pts, not the common one (core.telegram.org/api/updates#pts).
+    /// The channel a call acts on, from its target (its `channel` or `peer` argument, recorded when the call was
+    /// built): its `messages.affected…` result then carries that channel's pts, not the common one
+    /// (core.telegram.org/api/updates#pts).
     public static func channelID(of request: FunctionDescription) -> Int64? {
-        for (name, value) in request.parameters where name == "channel" || name == "peer" {
-            guard case .object(let object) = value else { continue }
-            switch object {
-                case let channel as Api.InputChannel:
-                    switch channel {
-                        case .inputChannel(let c): return c.channelId
-                        case .inputChannelFromMessage(let c): return c.channelId
-                        case .inputChannelEmpty: continue
-                    }
-                case let peer as Api.InputPeer:
-                    switch peer {
-                        case .inputPeerChannel(let c): return c.channelId
-                        case .inputPeerChannelFromMessage(let c): return c.channelId
-                        default: continue
-                    }
-                default: continue
-            }
+        switch request.target {
+            case let channel as Api.InputChannel:
+                switch channel {
+                    case .inputChannel(let c): c.channelId
+                    case .inputChannelFromMessage(let c): c.channelId
+                    case .inputChannelEmpty: nil
+                }
+            case let peer as Api.InputPeer:
+                switch peer {
+                    case .inputPeerChannel(let c): c.channelId
+                    case .inputPeerChannelFromMessage(let c): c.channelId
+                    default: nil
+                }
+            default: nil
         }
-        return nil
     }
 
     // MARK: Into the driver
