@@ -1425,7 +1425,7 @@ extension Api.functions.messages {
     public static func markDialogUnread(unread: Bool = false, parentPeer: Api.InputPeer? = nil, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         markDialogUnread(into: buffer, unread: unread, parentPeer: parentPeer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.markDialogUnread` boxed at the end of `buffer`.
@@ -1451,7 +1451,7 @@ extension Api.functions.messages {
     public static func deleteScheduledMessages(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteScheduledMessages(into: buffer, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.deleteScheduledMessages` boxed at the end of `buffer`.
@@ -1471,7 +1471,7 @@ extension Api.functions.messages {
     public static func getPollVotes(peer: Api.InputPeer, id: Int32, option: [UInt8]? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.VotesList>) {
         let buffer = Buffer()
         getPollVotes(into: buffer, peer: peer, id: id, option: option, offset: offset, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.VotesList.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.VotesList.self))
     }
 
     /// Writes `messages.getPollVotes` boxed at the end of `buffer`.
@@ -1504,7 +1504,7 @@ extension Api.functions.messages {
     public static func deleteSavedHistory(parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         deleteSavedHistory(into: buffer, parentPeer: parentPeer, peer: peer, maxId: maxId, minDate: minDate, maxDate: maxDate)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 
     /// Writes `messages.deleteSavedHistory` boxed at the end of `buffer`.
@@ -1540,7 +1540,7 @@ extension Api.functions.messages {
     public static func getFactCheck(peer: Api.InputPeer, msgId: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FactCheck]>) {
         let buffer = Buffer()
         getFactCheck(into: buffer, peer: peer, msgId: msgId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.FactCheck]>.vector(of: Api.FactCheck.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse<[Api.FactCheck]>.vector(of: Api.FactCheck.self))
     }
 
     /// Writes `messages.getFactCheck` boxed at the end of `buffer`.
@@ -1560,7 +1560,7 @@ extension Api.functions.messages {
     public static func reportMessagesDelivery(push: Bool = false, peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportMessagesDelivery(into: buffer, push: push, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.reportMessagesDelivery` boxed at the end of `buffer`.
@@ -1585,7 +1585,7 @@ extension Api.functions.channels {
     public static func leaveChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         leaveChannel(into: buffer, channel: channel)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.leaveChannel` boxed at the end of `buffer`.
@@ -1604,7 +1604,7 @@ extension Api.functions.bots {
     public static func setCustomVerification(enabled: Bool = false, bot: Api.InputUser? = nil, peer: Api.InputPeer, customDescription: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setCustomVerification(into: buffer, enabled: enabled, bot: bot, peer: peer, customDescription: customDescription)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `bots.setCustomVerification` boxed at the end of `buffer`.
@@ -1654,7 +1654,7 @@ extension Api.functions.payments {
     public static func editConnectedStarRefBot(revoked: Bool = false, peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
         let buffer = Buffer()
         editConnectedStarRefBot(into: buffer, revoked: revoked, peer: peer, link: link)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
     }
 
     /// Writes `payments.editConnectedStarRefBot` boxed at the end of `buffer`.
@@ -1703,7 +1703,7 @@ extension Api.functions.stories {
     public static func getPeerStories(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.PeerStories>) {
         let buffer = Buffer()
         getPeerStories(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.PeerStories.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.stories.PeerStories.self))
     }
 
     /// Writes `stories.getPeerStories` boxed at the end of `buffer`.

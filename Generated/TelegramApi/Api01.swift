@@ -1489,7 +1489,7 @@ extension Api.functions.account {
     public static func getNotifySettings(peer: Api.InputNotifyPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.PeerNotifySettings>) {
         let buffer = Buffer()
         getNotifySettings(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.PeerNotifySettings.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.PeerNotifySettings.self))
     }
 
     /// Writes `account.getNotifySettings` boxed at the end of `buffer`.
@@ -1605,7 +1605,7 @@ extension Api.functions.messages {
     public static func readMentions(peer: Api.InputPeer, topMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         readMentions(into: buffer, peer: peer, topMsgId: topMsgId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 
     /// Writes `messages.readMentions` boxed at the end of `buffer`.
@@ -1652,7 +1652,7 @@ extension Api.functions.messages {
     public static func getUnreadPollVotes(peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getUnreadPollVotes(into: buffer, peer: peer, topMsgId: topMsgId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 
     /// Writes `messages.getUnreadPollVotes` boxed at the end of `buffer`.
@@ -1709,7 +1709,7 @@ extension Api.functions.channels {
     public static func togglePreHistoryHidden(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         togglePreHistoryHidden(into: buffer, channel: channel, enabled: enabled)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.togglePreHistoryHidden` boxed at the end of `buffer`.
@@ -1766,7 +1766,7 @@ extension Api.functions.payments {
     public static func changeStarsSubscription(peer: Api.InputPeer, subscriptionId: String, canceled: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         changeStarsSubscription(into: buffer, peer: peer, subscriptionId: subscriptionId, canceled: canceled)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `payments.changeStarsSubscription` boxed at the end of `buffer`.
@@ -1794,7 +1794,7 @@ extension Api.functions.payments {
     public static func connectStarRefBot(peer: Api.InputPeer, bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
         let buffer = Buffer()
         connectStarRefBot(into: buffer, peer: peer, bot: bot)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
     }
 
     /// Writes `payments.connectStarRefBot` boxed at the end of `buffer`.

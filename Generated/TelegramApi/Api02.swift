@@ -1333,7 +1333,7 @@ extension Api.functions.messages {
     public static func addPollAnswer(peer: Api.InputPeer, msgId: Int32, answer: Api.PollAnswer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         addPollAnswer(into: buffer, peer: peer, msgId: msgId, answer: answer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.addPollAnswer` boxed at the end of `buffer`.
@@ -1354,7 +1354,7 @@ extension Api.functions.messages {
     public static func deleteParticipantReactions(peer: Api.InputPeer, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteParticipantReactions(into: buffer, peer: peer, participant: participant)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.deleteParticipantReactions` boxed at the end of `buffer`.
@@ -1374,7 +1374,7 @@ extension Api.functions.channels {
     public static func readHistory(channel: Api.InputChannel, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readHistory(into: buffer, channel: channel, maxId: maxId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `channels.readHistory` boxed at the end of `buffer`.
@@ -1394,7 +1394,7 @@ extension Api.functions.channels {
     public static func getMessages(channel: Api.InputChannel, id: [Api.InputMessage]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getMessages(into: buffer, channel: channel, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 
     /// Writes `channels.getMessages` boxed at the end of `buffer`.
@@ -1414,7 +1414,7 @@ extension Api.functions.channels {
     public static func setBoostsToUnblockRestrictions(channel: Api.InputChannel, boosts: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setBoostsToUnblockRestrictions(into: buffer, channel: channel, boosts: boosts)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.setBoostsToUnblockRestrictions` boxed at the end of `buffer`.
@@ -1434,7 +1434,7 @@ extension Api.functions.payments {
     public static func getStarsRevenueWithdrawalUrl(ton: Bool = false, peer: Api.InputPeer, amount: Int64? = nil, password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueWithdrawalUrl>) {
         let buffer = Buffer()
         getStarsRevenueWithdrawalUrl(into: buffer, ton: ton, peer: peer, amount: amount, password: password)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarsRevenueWithdrawalUrl.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.StarsRevenueWithdrawalUrl.self))
     }
 
     /// Writes `payments.getStarsRevenueWithdrawalUrl` boxed at the end of `buffer`.

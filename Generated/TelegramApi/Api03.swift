@@ -1569,7 +1569,7 @@ extension Api.functions.messages {
     public static func acceptEncryption(peer: Api.InputEncryptedChat, gB: [UInt8], keyFingerprint: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EncryptedChat>) {
         let buffer = Buffer()
         acceptEncryption(into: buffer, peer: peer, gB: gB, keyFingerprint: keyFingerprint)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.EncryptedChat.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.EncryptedChat.self))
     }
 
     /// Writes `messages.acceptEncryption` boxed at the end of `buffer`.
@@ -1609,7 +1609,7 @@ extension Api.functions.messages {
     public static func getSearchCounters(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, topMsgId: Int32? = nil, filters: [Api.MessagesFilter]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.messages.SearchCounter]>) {
         let buffer = Buffer()
         getSearchCounters(into: buffer, peer: peer, savedPeerId: savedPeerId, topMsgId: topMsgId, filters: filters)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.messages.SearchCounter]>.vector(of: Api.messages.SearchCounter.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse<[Api.messages.SearchCounter]>.vector(of: Api.messages.SearchCounter.self))
     }
 
     /// Writes `messages.getSearchCounters` boxed at the end of `buffer`.
@@ -1639,7 +1639,7 @@ extension Api.functions.messages {
     public static func toggleNoForwards(peer: Api.InputPeer, enabled: Bool, requestMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleNoForwards(into: buffer, peer: peer, enabled: enabled, requestMsgId: requestMsgId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.toggleNoForwards` boxed at the end of `buffer`.
@@ -1669,7 +1669,7 @@ extension Api.functions.messages {
     public static func translateText(peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.TextWithEntities]? = nil, toLang: String, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranslatedText>) {
         let buffer = Buffer()
         translateText(into: buffer, peer: peer, id: id, text: text, toLang: toLang, tone: tone)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.TranslatedText.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.TranslatedText.self))
     }
 
     /// Writes `messages.translateText` boxed at the end of `buffer`.
@@ -1728,7 +1728,7 @@ extension Api.functions.messages {
     public static func toggleTodoCompleted(peer: Api.InputPeer, msgId: Int32, completed: [Int32], incompleted: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleTodoCompleted(into: buffer, peer: peer, msgId: msgId, completed: completed, incompleted: incompleted)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.toggleTodoCompleted` boxed at the end of `buffer`.
@@ -1768,7 +1768,7 @@ extension Api.functions.channels {
     public static func getParticipant(channel: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.ChannelParticipant>) {
         let buffer = Buffer()
         getParticipant(into: buffer, channel: channel, participant: participant)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.channels.ChannelParticipant.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.channels.ChannelParticipant.self))
     }
 
     /// Writes `channels.getParticipant` boxed at the end of `buffer`.
@@ -1788,7 +1788,7 @@ extension Api.functions.channels {
     public static func exportMessageLink(grouped: Bool = false, thread: Bool = false, channel: Api.InputChannel, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedMessageLink>) {
         let buffer = Buffer()
         exportMessageLink(into: buffer, grouped: grouped, thread: thread, channel: channel, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ExportedMessageLink.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.ExportedMessageLink.self))
     }
 
     /// Writes `channels.exportMessageLink` boxed at the end of `buffer`.
@@ -1814,7 +1814,7 @@ extension Api.functions.channels {
     public static func convertToGigagroup(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         convertToGigagroup(into: buffer, channel: channel)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.convertToGigagroup` boxed at the end of `buffer`.
@@ -1833,7 +1833,7 @@ extension Api.functions.channels {
     public static func toggleJoinRequest(applyToInvites: Bool = false, channel: Api.InputChannel, enabled: Bool, guardBot: Api.InputUser? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleJoinRequest(into: buffer, applyToInvites: applyToInvites, channel: channel, enabled: enabled, guardBot: guardBot)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.toggleJoinRequest` boxed at the end of `buffer`.
@@ -1860,7 +1860,7 @@ extension Api.functions.channels {
     public static func getChannelRecommendations(channel: Api.InputChannel? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getChannelRecommendations(into: buffer, channel: channel)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Chats.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.messages.Chats.self))
     }
 
     /// Writes `channels.getChannelRecommendations` boxed at the end of `buffer`.
@@ -1921,7 +1921,7 @@ extension Api.functions.payments {
     public static func getStarsTransactions(inbound: Bool = false, outbound: Bool = false, ascending: Bool = false, ton: Bool = false, subscriptionId: String? = nil, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
         let buffer = Buffer()
         getStarsTransactions(into: buffer, inbound: inbound, outbound: outbound, ascending: ascending, ton: ton, subscriptionId: subscriptionId, peer: peer, offset: offset, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.StarsStatus.self))
     }
 
     /// Writes `payments.getStarsTransactions` boxed at the end of `buffer`.
@@ -1954,7 +1954,7 @@ extension Api.functions.payments {
     public static func getStarsTransactionsByID(ton: Bool = false, peer: Api.InputPeer, id: [Api.InputStarsTransaction]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
         let buffer = Buffer()
         getStarsTransactionsByID(into: buffer, ton: ton, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.StarsStatus.self))
     }
 
     /// Writes `payments.getStarsTransactionsByID` boxed at the end of `buffer`.
@@ -1979,7 +1979,7 @@ extension Api.functions.payments {
     public static func getSuggestedStarRefBots(orderByRevenue: Bool = false, orderByDate: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SuggestedStarRefBots>) {
         let buffer = Buffer()
         getSuggestedStarRefBots(into: buffer, orderByRevenue: orderByRevenue, orderByDate: orderByDate, peer: peer, offset: offset, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.SuggestedStarRefBots.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.SuggestedStarRefBots.self))
     }
 
     /// Writes `payments.getSuggestedStarRefBots` boxed at the end of `buffer`.
@@ -2053,7 +2053,7 @@ extension Api.functions.stats {
     public static func getBroadcastStats(dark: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.BroadcastStats>) {
         let buffer = Buffer()
         getBroadcastStats(into: buffer, dark: dark, channel: channel)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stats.BroadcastStats.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.stats.BroadcastStats.self))
     }
 
     /// Writes `stats.getBroadcastStats` boxed at the end of `buffer`.
@@ -2077,7 +2077,7 @@ extension Api.functions.ephemeral {
     public static func deleteWelcomeMessage(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteWelcomeMessage(into: buffer, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `ephemeral.deleteWelcomeMessage` boxed at the end of `buffer`.

@@ -3969,7 +3969,7 @@ extension Api.functions.channels {
     public static func deleteChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteChannel(into: buffer, channel: channel)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.deleteChannel` boxed at the end of `buffer`.
@@ -3988,7 +3988,7 @@ extension Api.functions.channels {
     public static func toggleSlowMode(channel: Api.InputChannel, seconds: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleSlowMode(into: buffer, channel: channel, seconds: seconds)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.toggleSlowMode` boxed at the end of `buffer`.
@@ -4091,7 +4091,7 @@ extension Api.functions.stories {
     public static func sendStory(pinned: Bool = false, noforwards: Bool = false, fwdModified: Bool = false, peer: Api.InputPeer, media: Api.InputMedia, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, period: Int32? = nil, fwdFromId: Api.InputPeer? = nil, fwdFromStory: Int32? = nil, albums: [Int32]? = nil, music: Api.InputDocument? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendStory(into: buffer, pinned: pinned, noforwards: noforwards, fwdModified: fwdModified, peer: peer, media: media, mediaAreas: mediaAreas, caption: caption, entities: entities, privacyRules: privacyRules, randomId: randomId, period: period, fwdFromId: fwdFromId, fwdFromStory: fwdFromStory, albums: albums, music: music)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `stories.sendStory` boxed at the end of `buffer`.

@@ -2936,7 +2936,7 @@ extension Api.functions.account {
     public static func toggleConnectedBotPaused(peer: Api.InputPeer, paused: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleConnectedBotPaused(into: buffer, peer: peer, paused: paused)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `account.toggleConnectedBotPaused` boxed at the end of `buffer`.
@@ -2996,7 +2996,7 @@ extension Api.functions.messages {
     public static func setChatTheme(peer: Api.InputPeer, theme: Api.InputChatTheme) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setChatTheme(into: buffer, peer: peer, theme: theme)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.setChatTheme` boxed at the end of `buffer`.
@@ -3054,7 +3054,7 @@ extension Api.functions.messages {
     public static func reportReadMetrics(peer: Api.InputPeer, metrics: [Api.InputMessageReadMetric]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportReadMetrics(into: buffer, peer: peer, metrics: metrics)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.reportReadMetrics` boxed at the end of `buffer`.
@@ -3074,7 +3074,7 @@ extension Api.functions.messages {
     public static func deleteParticipantReaction(peer: Api.InputPeer, msgId: Int32, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteParticipantReaction(into: buffer, peer: peer, msgId: msgId, participant: participant)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.deleteParticipantReaction` boxed at the end of `buffer`.
@@ -3114,7 +3114,7 @@ extension Api.functions.channels {
     public static func editAdmin(channel: Api.InputChannel, userId: Api.InputUser, adminRights: Api.ChatAdminRights, rank: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editAdmin(into: buffer, channel: channel, userId: userId, adminRights: adminRights, rank: rank)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.editAdmin` boxed at the end of `buffer`.
@@ -3203,7 +3203,7 @@ extension Api.functions.payments {
     public static func createStarGiftCollection(peer: Api.InputPeer, title: String, stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StarGiftCollection>) {
         let buffer = Buffer()
         createStarGiftCollection(into: buffer, peer: peer, title: title, stargift: stargift)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.StarGiftCollection.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.StarGiftCollection.self))
     }
 
     /// Writes `payments.createStarGiftCollection` boxed at the end of `buffer`.
@@ -3224,7 +3224,7 @@ extension Api.functions.payments {
     public static func reorderStarGiftCollections(peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderStarGiftCollections(into: buffer, peer: peer, order: order)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `payments.reorderStarGiftCollections` boxed at the end of `buffer`.
@@ -3284,7 +3284,7 @@ extension Api.functions.phone {
     public static func getGroupCallJoinAs(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.JoinAsPeers>) {
         let buffer = Buffer()
         getGroupCallJoinAs(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.phone.JoinAsPeers.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.phone.JoinAsPeers.self))
     }
 
     /// Writes `phone.getGroupCallJoinAs` boxed at the end of `buffer`.
@@ -3303,7 +3303,7 @@ extension Api.functions.stats {
     public static func getStoryStats(dark: Bool = false, peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.StoryStats>) {
         let buffer = Buffer()
         getStoryStats(into: buffer, dark: dark, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stats.StoryStats.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.stats.StoryStats.self))
     }
 
     /// Writes `stats.getStoryStats` boxed at the end of `buffer`.

@@ -1220,7 +1220,7 @@ extension Api.functions.messages {
     public static func getReplies(peer: Api.InputPeer, msgId: Int32, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getReplies(into: buffer, peer: peer, msgId: msgId, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 
     /// Writes `messages.getReplies` boxed at the end of `buffer`.
@@ -1249,7 +1249,7 @@ extension Api.functions.messages {
     public static func getMessagesReactions(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getMessagesReactions(into: buffer, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.getMessagesReactions` boxed at the end of `buffer`.
@@ -1269,7 +1269,7 @@ extension Api.functions.messages {
     public static func readReactions(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         readReactions(into: buffer, peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 
     /// Writes `messages.readReactions` boxed at the end of `buffer`.
@@ -1319,7 +1319,7 @@ extension Api.functions.messages {
     public static func togglePeerTranslations(disabled: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePeerTranslations(into: buffer, disabled: disabled, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.togglePeerTranslations` boxed at the end of `buffer`.
@@ -1343,7 +1343,7 @@ extension Api.functions.messages {
     public static func deletePollAnswer(peer: Api.InputPeer, msgId: Int32, option: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deletePollAnswer(into: buffer, peer: peer, msgId: msgId, option: option)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.deletePollAnswer` boxed at the end of `buffer`.
@@ -1404,7 +1404,7 @@ extension Api.functions.channels {
     public static func editBanned(channel: Api.InputChannel, participant: Api.InputPeer, bannedRights: Api.ChatBannedRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editBanned(into: buffer, channel: channel, participant: participant, bannedRights: bannedRights)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.editBanned` boxed at the end of `buffer`.
@@ -1527,7 +1527,7 @@ extension Api.functions.payments {
     public static func deleteStarGiftCollection(peer: Api.InputPeer, collectionId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteStarGiftCollection(into: buffer, peer: peer, collectionId: collectionId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `payments.deleteStarGiftCollection` boxed at the end of `buffer`.
@@ -1593,7 +1593,7 @@ extension Api.functions.stories {
     public static func editStory(peer: Api.InputPeer, id: Int32, media: Api.InputMedia? = nil, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule]? = nil, music: Api.InputDocument? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editStory(into: buffer, peer: peer, id: id, media: media, mediaAreas: mediaAreas, caption: caption, entities: entities, privacyRules: privacyRules, music: music)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `stories.editStory` boxed at the end of `buffer`.

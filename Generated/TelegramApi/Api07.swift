@@ -2560,7 +2560,7 @@ extension Api.functions.messages {
     public static func sendMultiMedia(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, multiMedia: [Api.InputSingleMedia], scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendMultiMedia(into: buffer, silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, multiMedia: multiMedia, scheduleDate: scheduleDate, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.sendMultiMedia` boxed at the end of `buffer`.
@@ -2632,7 +2632,7 @@ extension Api.functions.messages {
     public static func getMessageReactionsList(peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageReactionsList>) {
         let buffer = Buffer()
         getMessageReactionsList(into: buffer, peer: peer, id: id, reaction: reaction, offset: offset, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.MessageReactionsList.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.MessageReactionsList.self))
     }
 
     /// Writes `messages.getMessageReactionsList` boxed at the end of `buffer`.
@@ -2663,7 +2663,7 @@ extension Api.functions.messages {
     public static func getSavedReactionTags(peer: Api.InputPeer? = nil, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedReactionTags>) {
         let buffer = Buffer()
         getSavedReactionTags(into: buffer, peer: peer, hash: hash)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SavedReactionTags.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.SavedReactionTags.self))
     }
 
     /// Writes `messages.getSavedReactionTags` boxed at the end of `buffer`.
@@ -2737,7 +2737,7 @@ extension Api.functions.messages {
     public static func readSavedHistory(parentPeer: Api.InputPeer, peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readSavedHistory(into: buffer, parentPeer: parentPeer, peer: peer, maxId: maxId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.readSavedHistory` boxed at the end of `buffer`.
@@ -2758,7 +2758,7 @@ extension Api.functions.messages {
     public static func getForumTopicsByID(peer: Api.InputPeer, topics: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ForumTopics>) {
         let buffer = Buffer()
         getForumTopicsByID(into: buffer, peer: peer, topics: topics)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ForumTopics.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.ForumTopics.self))
     }
 
     /// Writes `messages.getForumTopicsByID` boxed at the end of `buffer`.
@@ -2877,7 +2877,7 @@ extension Api.functions.payments {
     public static func getPaymentReceipt(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentReceipt>) {
         let buffer = Buffer()
         getPaymentReceipt(into: buffer, peer: peer, msgId: msgId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.PaymentReceipt.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.PaymentReceipt.self))
     }
 
     /// Writes `payments.getPaymentReceipt` boxed at the end of `buffer`.
@@ -2922,7 +2922,7 @@ extension Api.functions.payments {
     public static func getConnectedStarRefBots(peer: Api.InputPeer, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
         let buffer = Buffer()
         getConnectedStarRefBots(into: buffer, peer: peer, offsetDate: offsetDate, offsetLink: offsetLink, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
     }
 
     /// Writes `payments.getConnectedStarRefBots` boxed at the end of `buffer`.
@@ -2977,7 +2977,7 @@ extension Api.functions.stories {
     public static func deleteStories(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
         let buffer = Buffer()
         deleteStories(into: buffer, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
     }
 
     /// Writes `stories.deleteStories` boxed at the end of `buffer`.
@@ -2997,7 +2997,7 @@ extension Api.functions.stories {
     public static func togglePinned(peer: Api.InputPeer, id: [Int32], pinned: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
         let buffer = Buffer()
         togglePinned(into: buffer, peer: peer, id: id, pinned: pinned)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
     }
 
     /// Writes `stories.togglePinned` boxed at the end of `buffer`.
@@ -3046,7 +3046,7 @@ extension Api.functions.stories {
     public static func incrementStoryViews(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         incrementStoryViews(into: buffer, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `stories.incrementStoryViews` boxed at the end of `buffer`.
@@ -3066,7 +3066,7 @@ extension Api.functions.ephemeral {
     public static func deleteMessage(peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteMessage(into: buffer, peer: peer, receiverId: receiverId, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `ephemeral.deleteMessage` boxed at the end of `buffer`.

@@ -2862,7 +2862,7 @@ extension Api.functions.messages {
     public static func getChatInviteImporters(requested: Bool = false, subscriptionExpired: Bool = false, peer: Api.InputPeer, link: String? = nil, q: String? = nil, offsetDate: Int32, offsetUser: Api.InputUser, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatInviteImporters>) {
         let buffer = Buffer()
         getChatInviteImporters(into: buffer, requested: requested, subscriptionExpired: subscriptionExpired, peer: peer, link: link, q: q, offsetDate: offsetDate, offsetUser: offsetUser, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ChatInviteImporters.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.ChatInviteImporters.self))
     }
 
     /// Writes `messages.getChatInviteImporters` boxed at the end of `buffer`.
@@ -2919,7 +2919,7 @@ extension Api.functions.messages {
     public static func summarizeText(peer: Api.InputPeer, id: Int32, toLang: String? = nil, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.TextWithEntities>) {
         let buffer = Buffer()
         summarizeText(into: buffer, peer: peer, id: id, toLang: toLang, tone: tone)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.TextWithEntities.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.TextWithEntities.self))
     }
 
     /// Writes `messages.summarizeText` boxed at the end of `buffer`.
@@ -2951,7 +2951,7 @@ extension Api.functions.updates {
     public static func getChannelDifference(force: Bool = false, channel: Api.InputChannel, filter: Api.ChannelMessagesFilter, pts: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.updates.ChannelDifference>) {
         let buffer = Buffer()
         getChannelDifference(into: buffer, force: force, channel: channel, filter: filter, pts: pts, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.updates.ChannelDifference.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.updates.ChannelDifference.self))
     }
 
     /// Writes `updates.getChannelDifference` boxed at the end of `buffer`.
@@ -2980,7 +2980,7 @@ extension Api.functions.channels {
     public static func deactivateAllUsernames(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deactivateAllUsernames(into: buffer, channel: channel)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `channels.deactivateAllUsernames` boxed at the end of `buffer`.
@@ -3042,7 +3042,7 @@ extension Api.functions.payments {
     public static func getStarsRevenueAdsAccountUrl(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueAdsAccountUrl>) {
         let buffer = Buffer()
         getStarsRevenueAdsAccountUrl(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarsRevenueAdsAccountUrl.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.StarsRevenueAdsAccountUrl.self))
     }
 
     /// Writes `payments.getStarsRevenueAdsAccountUrl` boxed at the end of `buffer`.
@@ -3101,7 +3101,7 @@ extension Api.functions.phone {
     public static func discardCall(video: Bool = false, peer: Api.InputPhoneCall, duration: Int32, reason: Api.PhoneCallDiscardReason, connectionId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         discardCall(into: buffer, video: video, peer: peer, duration: duration, reason: reason, connectionId: connectionId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `phone.discardCall` boxed at the end of `buffer`.
@@ -3128,7 +3128,7 @@ extension Api.functions.stories {
     public static func exportStoryLink(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedStoryLink>) {
         let buffer = Buffer()
         exportStoryLink(into: buffer, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ExportedStoryLink.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.ExportedStoryLink.self))
     }
 
     /// Writes `stories.exportStoryLink` boxed at the end of `buffer`.
@@ -3148,7 +3148,7 @@ extension Api.functions.stories {
     public static func searchPosts(hashtag: String? = nil, area: Api.MediaArea? = nil, peer: Api.InputPeer? = nil, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.FoundStories>) {
         let buffer = Buffer()
         searchPosts(into: buffer, hashtag: hashtag, area: area, peer: peer, offset: offset, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.FoundStories.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.stories.FoundStories.self))
     }
 
     /// Writes `stories.searchPosts` boxed at the end of `buffer`.
@@ -3180,7 +3180,7 @@ extension Api.functions.ephemeral {
     public static func getCallbackAnswer(peer: Api.InputPeer, id: Int32, data: [UInt8]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotCallbackAnswer>) {
         let buffer = Buffer()
         getCallbackAnswer(into: buffer, peer: peer, id: id, data: data)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.BotCallbackAnswer.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.BotCallbackAnswer.self))
     }
 
     /// Writes `ephemeral.getCallbackAnswer` boxed at the end of `buffer`.

@@ -2160,7 +2160,7 @@ extension Api.functions.account {
     public static func saveAutoSaveSettings(users: Bool = false, chats: Bool = false, broadcasts: Bool = false, peer: Api.InputPeer? = nil, settings: Api.AutoSaveSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveAutoSaveSettings(into: buffer, users: users, chats: chats, broadcasts: broadcasts, peer: peer, settings: settings)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `account.saveAutoSaveSettings` boxed at the end of `buffer`.
@@ -2233,7 +2233,7 @@ extension Api.functions.account {
     public static func disablePeerConnectedBot(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         disablePeerConnectedBot(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `account.disablePeerConnectedBot` boxed at the end of `buffer`.
@@ -2342,7 +2342,7 @@ extension Api.functions.messages {
     public static func getScheduledMessages(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getScheduledMessages(into: buffer, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 
     /// Writes `messages.getScheduledMessages` boxed at the end of `buffer`.
@@ -2362,7 +2362,7 @@ extension Api.functions.messages {
     public static func initHistoryImport(peer: Api.InputPeer, file: Api.InputFile, mediaCount: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HistoryImport>) {
         let buffer = Buffer()
         initHistoryImport(into: buffer, peer: peer, file: file, mediaCount: mediaCount)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.HistoryImport.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.HistoryImport.self))
     }
 
     /// Writes `messages.initHistoryImport` boxed at the end of `buffer`.
@@ -2383,7 +2383,7 @@ extension Api.functions.messages {
     public static func setChatAvailableReactions(peer: Api.InputPeer, availableReactions: Api.ChatReactions, reactionsLimit: Int32? = nil, paidEnabled: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setChatAvailableReactions(into: buffer, peer: peer, availableReactions: availableReactions, reactionsLimit: reactionsLimit, paidEnabled: paidEnabled)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.setChatAvailableReactions` boxed at the end of `buffer`.
@@ -2417,7 +2417,7 @@ extension Api.functions.messages {
     public static func requestAppWebView(writeAllowed: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, app: Api.InputBotApp, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
         let buffer = Buffer()
         requestAppWebView(into: buffer, writeAllowed: writeAllowed, compact: compact, fullscreen: fullscreen, peer: peer, app: app, startParam: startParam, themeParams: themeParams, platform: platform)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.WebViewResult.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.WebViewResult.self))
     }
 
     /// Writes `messages.requestAppWebView` boxed at the end of `buffer`.
@@ -2508,7 +2508,7 @@ extension Api.functions.channels {
     public static func inviteToChannel(channel: Api.InputChannel, users: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InvitedUsers>) {
         let buffer = Buffer()
         inviteToChannel(into: buffer, channel: channel, users: users)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.InvitedUsers.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.messages.InvitedUsers.self))
     }
 
     /// Writes `channels.inviteToChannel` boxed at the end of `buffer`.
@@ -2528,7 +2528,7 @@ extension Api.functions.channels {
     public static func toggleSignatures(signaturesEnabled: Bool = false, profilesEnabled: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleSignatures(into: buffer, signaturesEnabled: signaturesEnabled, profilesEnabled: profilesEnabled, channel: channel)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.toggleSignatures` boxed at the end of `buffer`.
@@ -2553,7 +2553,7 @@ extension Api.functions.channels {
     public static func getAdminLog(channel: Api.InputChannel, q: String, eventsFilter: Api.ChannelAdminLogEventsFilter? = nil, admins: [Api.InputUser]? = nil, maxId: Int64, minId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.AdminLogResults>) {
         let buffer = Buffer()
         getAdminLog(into: buffer, channel: channel, q: q, eventsFilter: eventsFilter, admins: admins, maxId: maxId, minId: minId, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.channels.AdminLogResults.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.channels.AdminLogResults.self))
     }
 
     /// Writes `channels.getAdminLog` boxed at the end of `buffer`.
@@ -2588,7 +2588,7 @@ extension Api.functions.phone {
     public static func createGroupCall(rtmpStream: Bool = false, peer: Api.InputPeer, randomId: Int32, title: String? = nil, scheduleDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         createGroupCall(into: buffer, rtmpStream: rtmpStream, peer: peer, randomId: randomId, title: title, scheduleDate: scheduleDate)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `phone.createGroupCall` boxed at the end of `buffer`.

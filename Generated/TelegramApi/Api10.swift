@@ -2459,7 +2459,7 @@ extension Api.functions.messages {
     public static func getInlineBotResults(bot: Api.InputUser, peer: Api.InputPeer, geoPoint: Api.InputGeoPoint? = nil, query: String, offset: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotResults>) {
         let buffer = Buffer()
         getInlineBotResults(into: buffer, bot: bot, peer: peer, geoPoint: geoPoint, query: query, offset: offset)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.BotResults.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.BotResults.self))
     }
 
     /// Writes `messages.getInlineBotResults` boxed at the end of `buffer`.
@@ -2529,7 +2529,7 @@ extension Api.functions.messages {
     public static func requestUrlAuth(peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, inAppOrigin: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.UrlAuthResult>) {
         let buffer = Buffer()
         requestUrlAuth(into: buffer, peer: peer, msgId: msgId, buttonId: buttonId, url: url, inAppOrigin: inAppOrigin)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.UrlAuthResult.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.UrlAuthResult.self))
     }
 
     /// Writes `messages.requestUrlAuth` boxed at the end of `buffer`.
@@ -2571,7 +2571,7 @@ extension Api.functions.messages {
     public static func getExportedChatInvite(peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvite>) {
         let buffer = Buffer()
         getExportedChatInvite(into: buffer, peer: peer, link: link)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ExportedChatInvite.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.ExportedChatInvite.self))
     }
 
     /// Writes `messages.getExportedChatInvite` boxed at the end of `buffer`.
@@ -2591,7 +2591,7 @@ extension Api.functions.messages {
     public static func editExportedChatInvite(revoked: Bool = false, peer: Api.InputPeer, link: String, expireDate: Int32? = nil, usageLimit: Int32? = nil, requestNeeded: Bool? = nil, title: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvite>) {
         let buffer = Buffer()
         editExportedChatInvite(into: buffer, revoked: revoked, peer: peer, link: link, expireDate: expireDate, usageLimit: usageLimit, requestNeeded: requestNeeded, title: title)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ExportedChatInvite.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.ExportedChatInvite.self))
     }
 
     /// Writes `messages.editExportedChatInvite` boxed at the end of `buffer`.
@@ -2634,7 +2634,7 @@ extension Api.functions.channels {
     public static func reorderUsernames(channel: Api.InputChannel, order: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderUsernames(into: buffer, channel: channel, order: order)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `channels.reorderUsernames` boxed at the end of `buffer`.
@@ -2717,7 +2717,7 @@ extension Api.functions.phone {
     public static func acceptCall(peer: Api.InputPhoneCall, gB: [UInt8], `protocol`: Api.PhoneCallProtocol) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.PhoneCall>) {
         let buffer = Buffer()
         acceptCall(into: buffer, peer: peer, gB: gB, protocol: `protocol`)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.phone.PhoneCall.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.phone.PhoneCall.self))
     }
 
     /// Writes `phone.acceptCall` boxed at the end of `buffer`.
@@ -2738,7 +2738,7 @@ extension Api.functions.phone {
     public static func saveCallDebug(peer: Api.InputPhoneCall, debug: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveCallDebug(into: buffer, peer: peer, debug: debug)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `phone.saveCallDebug` boxed at the end of `buffer`.

@@ -4230,7 +4230,7 @@ extension Api.functions.messages {
     public static func exportChatInvite(legacyRevokePermanent: Bool = false, requestNeeded: Bool = false, peer: Api.InputPeer, expireDate: Int32? = nil, usageLimit: Int32? = nil, title: String? = nil, subscriptionPricing: Api.StarsSubscriptionPricing? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedChatInvite>) {
         let buffer = Buffer()
         exportChatInvite(into: buffer, legacyRevokePermanent: legacyRevokePermanent, requestNeeded: requestNeeded, peer: peer, expireDate: expireDate, usageLimit: usageLimit, title: title, subscriptionPricing: subscriptionPricing)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ExportedChatInvite.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.ExportedChatInvite.self))
     }
 
     /// Writes `messages.exportChatInvite` boxed at the end of `buffer`.
@@ -4330,7 +4330,7 @@ extension Api.functions.messages {
     public static func getExportedChatInvites(revoked: Bool = false, peer: Api.InputPeer, adminId: Api.InputUser, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvites>) {
         let buffer = Buffer()
         getExportedChatInvites(into: buffer, revoked: revoked, peer: peer, adminId: adminId, offsetDate: offsetDate, offsetLink: offsetLink, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ExportedChatInvites.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.ExportedChatInvites.self))
     }
 
     /// Writes `messages.getExportedChatInvites` boxed at the end of `buffer`.
@@ -4385,7 +4385,7 @@ extension Api.functions.messages {
     public static func getSavedHistory(parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getSavedHistory(into: buffer, parentPeer: parentPeer, peer: peer, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 
     /// Writes `messages.getSavedHistory` boxed at the end of `buffer`.
@@ -4450,7 +4450,7 @@ extension Api.functions.channels {
     public static func updateUsername(channel: Api.InputChannel, username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateUsername(into: buffer, channel: channel, username: username)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `channels.updateUsername` boxed at the end of `buffer`.
@@ -4470,7 +4470,7 @@ extension Api.functions.channels {
     public static func toggleForum(channel: Api.InputChannel, enabled: Bool, tabs: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleForum(into: buffer, channel: channel, enabled: enabled, tabs: tabs)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.toggleForum` boxed at the end of `buffer`.
@@ -4493,7 +4493,7 @@ extension Api.functions.channels {
     public static func toggleAntiSpam(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleAntiSpam(into: buffer, channel: channel, enabled: enabled)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.toggleAntiSpam` boxed at the end of `buffer`.
@@ -4559,7 +4559,7 @@ extension Api.functions.payments {
     public static func getSavedStarGifts(excludeUnsaved: Bool = false, excludeSaved: Bool = false, excludeUnlimited: Bool = false, excludeUnique: Bool = false, sortByValue: Bool = false, excludeUpgradable: Bool = false, excludeUnupgradable: Bool = false, peerColorAvailable: Bool = false, excludeHosted: Bool = false, peer: Api.InputPeer, collectionId: Int32? = nil, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedStarGifts>) {
         let buffer = Buffer()
         getSavedStarGifts(into: buffer, excludeUnsaved: excludeUnsaved, excludeSaved: excludeSaved, excludeUnlimited: excludeUnlimited, excludeUnique: excludeUnique, sortByValue: sortByValue, excludeUpgradable: excludeUpgradable, excludeUnupgradable: excludeUnupgradable, peerColorAvailable: peerColorAvailable, excludeHosted: excludeHosted, peer: peer, collectionId: collectionId, offset: offset, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.SavedStarGifts.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.SavedStarGifts.self))
     }
 
     /// Writes `payments.getSavedStarGifts` boxed at the end of `buffer`.
@@ -4651,7 +4651,7 @@ extension Api.functions.phone {
     public static func setCallRating(userInitiative: Bool = false, peer: Api.InputPhoneCall, rating: Int32, comment: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setCallRating(into: buffer, userInitiative: userInitiative, peer: peer, rating: rating, comment: comment)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `phone.setCallRating` boxed at the end of `buffer`.

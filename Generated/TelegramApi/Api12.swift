@@ -10786,7 +10786,7 @@ extension Api.functions.messages {
     public static func report(peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
         let buffer = Buffer()
         report(into: buffer, peer: peer, id: id, option: option, message: message)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ReportResult.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.ReportResult.self))
     }
 
     /// Writes `messages.report` boxed at the end of `buffer`.
@@ -10808,7 +10808,7 @@ extension Api.functions.messages {
     public static func getMessagesViews(peer: Api.InputPeer, id: [Int32], increment: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageViews>) {
         let buffer = Buffer()
         getMessagesViews(into: buffer, peer: peer, id: id, increment: increment)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.MessageViews.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.MessageViews.self))
     }
 
     /// Writes `messages.getMessagesViews` boxed at the end of `buffer`.
@@ -10847,7 +10847,7 @@ extension Api.functions.messages {
     public static func toggleSuggestedPostApproval(reject: Bool = false, peer: Api.InputPeer, msgId: Int32, scheduleDate: Int32? = nil, rejectComment: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleSuggestedPostApproval(into: buffer, reject: reject, peer: peer, msgId: msgId, scheduleDate: scheduleDate, rejectComment: rejectComment)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.toggleSuggestedPostApproval` boxed at the end of `buffer`.
@@ -10882,7 +10882,7 @@ extension Api.functions.messages {
     public static func editChatCreator(peer: Api.InputPeer, userId: Api.InputUser, password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editChatCreator(into: buffer, peer: peer, userId: userId, password: password)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.editChatCreator` boxed at the end of `buffer`.
@@ -10903,7 +10903,7 @@ extension Api.functions.messages {
     public static func readPollVotes(peer: Api.InputPeer, topMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         readPollVotes(into: buffer, peer: peer, topMsgId: topMsgId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 
     /// Writes `messages.readPollVotes` boxed at the end of `buffer`.
@@ -10930,7 +10930,7 @@ extension Api.functions.channels {
     public static func toggleAutotranslation(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleAutotranslation(into: buffer, channel: channel, enabled: enabled)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.toggleAutotranslation` boxed at the end of `buffer`.
@@ -10988,7 +10988,7 @@ extension Api.functions.payments {
     public static func updateStarGiftCollection(peer: Api.InputPeer, collectionId: Int32, title: String? = nil, deleteStargift: [Api.InputSavedStarGift]? = nil, addStargift: [Api.InputSavedStarGift]? = nil, order: [Api.InputSavedStarGift]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StarGiftCollection>) {
         let buffer = Buffer()
         updateStarGiftCollection(into: buffer, peer: peer, collectionId: collectionId, title: title, deleteStargift: deleteStargift, addStargift: addStargift, order: order)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.StarGiftCollection.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.StarGiftCollection.self))
     }
 
     /// Writes `payments.updateStarGiftCollection` boxed at the end of `buffer`.
@@ -11107,7 +11107,7 @@ extension Api.functions.stories {
     public static func getStoryReactionsList(forwardsFirst: Bool = false, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryReactionsList>) {
         let buffer = Buffer()
         getStoryReactionsList(into: buffer, forwardsFirst: forwardsFirst, peer: peer, id: id, reaction: reaction, offset: offset, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.StoryReactionsList.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.stories.StoryReactionsList.self))
     }
 
     /// Writes `stories.getStoryReactionsList` boxed at the end of `buffer`.
@@ -11139,7 +11139,7 @@ extension Api.functions.stories {
     public static func createAlbum(peer: Api.InputPeer, title: String, stories: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StoryAlbum>) {
         let buffer = Buffer()
         createAlbum(into: buffer, peer: peer, title: title, stories: stories)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.StoryAlbum.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.StoryAlbum.self))
     }
 
     /// Writes `stories.createAlbum` boxed at the end of `buffer`.

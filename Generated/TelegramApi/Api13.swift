@@ -2657,7 +2657,7 @@ extension Api.functions.account {
     public static func updatePersonalChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updatePersonalChannel(into: buffer, channel: channel)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `account.updatePersonalChannel` boxed at the end of `buffer`.
@@ -2676,7 +2676,7 @@ extension Api.functions.messages {
     public static func reportSpam(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportSpam(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.reportSpam` boxed at the end of `buffer`.
@@ -2716,7 +2716,7 @@ extension Api.functions.messages {
     public static func hideAllChatJoinRequests(approved: Bool = false, peer: Api.InputPeer, link: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         hideAllChatJoinRequests(into: buffer, approved: approved, peer: peer, link: link)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.hideAllChatJoinRequests` boxed at the end of `buffer`.
@@ -2744,7 +2744,7 @@ extension Api.functions.help {
     public static func dismissSuggestion(peer: Api.InputPeer, suggestion: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         dismissSuggestion(into: buffer, peer: peer, suggestion: suggestion)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `help.dismissSuggestion` boxed at the end of `buffer`.
@@ -2764,7 +2764,7 @@ extension Api.functions.channels {
     public static func restrictSponsoredMessages(channel: Api.InputChannel, restricted: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         restrictSponsoredMessages(into: buffer, channel: channel, restricted: restricted)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.restrictSponsoredMessages` boxed at the end of `buffer`.
@@ -2810,7 +2810,7 @@ extension Api.functions.payments {
     public static func getStarsRevenueStats(dark: Bool = false, ton: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueStats>) {
         let buffer = Buffer()
         getStarsRevenueStats(into: buffer, dark: dark, ton: ton, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarsRevenueStats.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.StarsRevenueStats.self))
     }
 
     /// Writes `payments.getStarsRevenueStats` boxed at the end of `buffer`.
@@ -2888,7 +2888,7 @@ extension Api.functions.stats {
     public static func getMegagroupStats(dark: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.MegagroupStats>) {
         let buffer = Buffer()
         getMegagroupStats(into: buffer, dark: dark, channel: channel)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stats.MegagroupStats.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.stats.MegagroupStats.self))
     }
 
     /// Writes `stats.getMegagroupStats` boxed at the end of `buffer`.
@@ -2912,7 +2912,7 @@ extension Api.functions.stats {
     public static func getStoryPublicForwards(peer: Api.InputPeer, id: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.PublicForwards>) {
         let buffer = Buffer()
         getStoryPublicForwards(into: buffer, peer: peer, id: id, offset: offset, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stats.PublicForwards.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.stats.PublicForwards.self))
     }
 
     /// Writes `stats.getStoryPublicForwards` boxed at the end of `buffer`.
@@ -2934,7 +2934,7 @@ extension Api.functions.stories {
     public static func startLive(pinned: Bool = false, noforwards: Bool = false, rtmpStream: Bool = false, peer: Api.InputPeer, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         startLive(into: buffer, pinned: pinned, noforwards: noforwards, rtmpStream: rtmpStream, peer: peer, caption: caption, entities: entities, privacyRules: privacyRules, randomId: randomId, messagesEnabled: messagesEnabled, sendPaidMessagesStars: sendPaidMessagesStars)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `stories.startLive` boxed at the end of `buffer`.
@@ -2980,7 +2980,7 @@ extension Api.functions.premium {
     public static func getBoostsStatus(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsStatus>) {
         let buffer = Buffer()
         getBoostsStatus(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.premium.BoostsStatus.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.premium.BoostsStatus.self))
     }
 
     /// Writes `premium.getBoostsStatus` boxed at the end of `buffer`.
@@ -2999,7 +2999,7 @@ extension Api.functions.communities {
     public static func create(hidden: Bool = false, title: String, about: String? = nil, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         create(into: buffer, hidden: hidden, title: title, about: about, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `communities.create` boxed at the end of `buffer`.

@@ -1644,7 +1644,7 @@ extension Api.functions.messages {
     public static func getBotCallbackAnswer(game: Bool = false, peer: Api.InputPeer, msgId: Int32, data: [UInt8]? = nil, password: Api.InputCheckPasswordSRP? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotCallbackAnswer>) {
         let buffer = Buffer()
         getBotCallbackAnswer(into: buffer, game: game, peer: peer, msgId: msgId, data: data, password: password)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.BotCallbackAnswer.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.BotCallbackAnswer.self))
     }
 
     /// Writes `messages.getBotCallbackAnswer` boxed at the end of `buffer`.
@@ -1693,7 +1693,7 @@ extension Api.functions.messages {
     public static func readDiscussion(peer: Api.InputPeer, msgId: Int32, readMaxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readDiscussion(into: buffer, peer: peer, msgId: msgId, readMaxId: readMaxId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.readDiscussion` boxed at the end of `buffer`.
@@ -1762,7 +1762,7 @@ extension Api.functions.messages {
     public static func setChatWallPaper(forBoth: Bool = false, revert: Bool = false, peer: Api.InputPeer, wallpaper: Api.InputWallPaper? = nil, settings: Api.WallPaperSettings? = nil, id: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setChatWallPaper(into: buffer, forBoth: forBoth, revert: revert, peer: peer, wallpaper: wallpaper, settings: settings, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.setChatWallPaper` boxed at the end of `buffer`.
@@ -1820,7 +1820,7 @@ extension Api.functions.channels {
     public static func getFullChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatFull>) {
         let buffer = Buffer()
         getFullChannel(into: buffer, channel: channel)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ChatFull.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.messages.ChatFull.self))
     }
 
     /// Writes `channels.getFullChannel` boxed at the end of `buffer`.
@@ -1899,7 +1899,7 @@ extension Api.functions.payments {
     public static func getConnectedStarRefBot(peer: Api.InputPeer, bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
         let buffer = Buffer()
         getConnectedStarRefBot(into: buffer, peer: peer, bot: bot)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
     }
 
     /// Writes `payments.getConnectedStarRefBot` boxed at the end of `buffer`.
@@ -1939,7 +1939,7 @@ extension Api.functions.premium {
     public static func applyBoost(slots: [Int32]? = nil, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.MyBoosts>) {
         let buffer = Buffer()
         applyBoost(into: buffer, slots: slots, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.premium.MyBoosts.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.premium.MyBoosts.self))
     }
 
     /// Writes `premium.applyBoost` boxed at the end of `buffer`.

@@ -700,7 +700,7 @@ extension Api.functions.messages {
     public static func uploadEncryptedFile(peer: Api.InputEncryptedChat, file: Api.InputEncryptedFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EncryptedFile>) {
         let buffer = Buffer()
         uploadEncryptedFile(into: buffer, peer: peer, file: file)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.EncryptedFile.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.EncryptedFile.self))
     }
 
     /// Writes `messages.uploadEncryptedFile` boxed at the end of `buffer`.
@@ -739,7 +739,7 @@ extension Api.functions.messages {
     public static func unpinAllMessages(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         unpinAllMessages(into: buffer, peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 
     /// Writes `messages.unpinAllMessages` boxed at the end of `buffer`.
@@ -768,7 +768,7 @@ extension Api.functions.messages {
     public static func sendReaction(big: Bool = false, addToRecent: Bool = false, peer: Api.InputPeer, msgId: Int32, reaction: [Api.Reaction]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendReaction(into: buffer, big: big, addToRecent: addToRecent, peer: peer, msgId: msgId, reaction: reaction)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.sendReaction` boxed at the end of `buffer`.

@@ -3762,7 +3762,7 @@ extension Api.functions.messages {
     public static func sendVote(peer: Api.InputPeer, msgId: Int32, options: [[UInt8]]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendVote(into: buffer, peer: peer, msgId: msgId, options: options)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.sendVote` boxed at the end of `buffer`.
@@ -3783,7 +3783,7 @@ extension Api.functions.messages {
     public static func getSearchResultsPositions(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SearchResultsPositions>) {
         let buffer = Buffer()
         getSearchResultsPositions(into: buffer, peer: peer, savedPeerId: savedPeerId, filter: filter, offsetId: offsetId, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SearchResultsPositions.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.SearchResultsPositions.self))
     }
 
     /// Writes `messages.getSearchResultsPositions` boxed at the end of `buffer`.
@@ -3835,7 +3835,7 @@ extension Api.functions.messages {
     public static func deleteTopicHistory(peer: Api.InputPeer, topMsgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         deleteTopicHistory(into: buffer, peer: peer, topMsgId: topMsgId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 
     /// Writes `messages.deleteTopicHistory` boxed at the end of `buffer`.
@@ -3873,7 +3873,7 @@ extension Api.functions.channels {
     public static func toggleParticipantsHidden(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleParticipantsHidden(into: buffer, channel: channel, enabled: enabled)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.toggleParticipantsHidden` boxed at the end of `buffer`.
@@ -3893,7 +3893,7 @@ extension Api.functions.channels {
     public static func setEmojiStickers(channel: Api.InputChannel, stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setEmojiStickers(into: buffer, channel: channel, stickerset: stickerset)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `channels.setEmojiStickers` boxed at the end of `buffer`.
@@ -3994,7 +3994,7 @@ extension Api.functions.phone {
     public static func sendSignalingData(peer: Api.InputPhoneCall, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         sendSignalingData(into: buffer, peer: peer, data: data)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `phone.sendSignalingData` boxed at the end of `buffer`.
@@ -4014,7 +4014,7 @@ extension Api.functions.stories {
     public static func getStoriesByID(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
         let buffer = Buffer()
         getStoriesByID(into: buffer, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.Stories.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.stories.Stories.self))
     }
 
     /// Writes `stories.getStoriesByID` boxed at the end of `buffer`.

@@ -1687,7 +1687,7 @@ extension Api.functions.messages {
     public static func setTyping(peer: Api.InputPeer, topMsgId: Int32? = nil, action: Api.SendMessageAction) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setTyping(into: buffer, peer: peer, topMsgId: topMsgId, action: action)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.setTyping` boxed at the end of `buffer`.
@@ -1739,7 +1739,7 @@ extension Api.functions.messages {
     public static func setEncryptedTyping(peer: Api.InputEncryptedChat, typing: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setEncryptedTyping(into: buffer, peer: peer, typing: typing)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.setEncryptedTyping` boxed at the end of `buffer`.
@@ -1845,7 +1845,7 @@ extension Api.functions.messages {
     public static func editChatAbout(peer: Api.InputPeer, about: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editChatAbout(into: buffer, peer: peer, about: about)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.editChatAbout` boxed at the end of `buffer`.
@@ -1921,7 +1921,7 @@ extension Api.functions.channels {
     public static func reportSpam(channel: Api.InputChannel, participant: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportSpam(into: buffer, channel: channel, participant: participant, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `channels.reportSpam` boxed at the end of `buffer`.
@@ -1942,7 +1942,7 @@ extension Api.functions.channels {
     public static func joinChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatInviteJoinResult>) {
         let buffer = Buffer()
         joinChannel(into: buffer, channel: channel)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ChatInviteJoinResult.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.messages.ChatInviteJoinResult.self))
     }
 
     /// Writes `channels.joinChannel` boxed at the end of `buffer`.
@@ -1961,7 +1961,7 @@ extension Api.functions.channels {
     public static func updateEmojiStatus(channel: Api.InputChannel, emojiStatus: Api.EmojiStatus) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updateEmojiStatus(into: buffer, channel: channel, emojiStatus: emojiStatus)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.updateEmojiStatus` boxed at the end of `buffer`.
@@ -2018,7 +2018,7 @@ extension Api.functions.payments {
     public static func toggleChatStarGiftNotifications(enabled: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleChatStarGiftNotifications(into: buffer, enabled: enabled, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `payments.toggleChatStarGiftNotifications` boxed at the end of `buffer`.
@@ -2061,7 +2061,7 @@ extension Api.functions.communities {
     public static func togglePeerLinkRequestApproval(reject: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePeerLinkRequestApproval(into: buffer, reject: reject, community: community, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `communities.togglePeerLinkRequestApproval` boxed at the end of `buffer`.

@@ -2347,7 +2347,7 @@ extension Api.functions.channels {
     public static func updateColor(forProfile: Bool = false, channel: Api.InputChannel, color: Int32? = nil, backgroundEmojiId: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updateColor(into: buffer, forProfile: forProfile, channel: channel, color: color, backgroundEmojiId: backgroundEmojiId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.updateColor` boxed at the end of `buffer`.

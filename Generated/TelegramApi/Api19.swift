@@ -3428,7 +3428,7 @@ extension Api.functions.messages {
     public static func deleteHistory(justClear: Bool = false, revoke: Bool = false, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         deleteHistory(into: buffer, justClear: justClear, revoke: revoke, peer: peer, maxId: maxId, minDate: minDate, maxDate: maxDate)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 
     /// Writes `messages.deleteHistory` boxed at the end of `buffer`.
@@ -3557,7 +3557,7 @@ extension Api.functions.messages {
     public static func getRecentLocations(peer: Api.InputPeer, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getRecentLocations(into: buffer, peer: peer, limit: limit, hash: hash)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 
     /// Writes `messages.getRecentLocations` boxed at the end of `buffer`.
@@ -3580,7 +3580,7 @@ extension Api.functions.messages {
     public static func startHistoryImport(peer: Api.InputPeer, importId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         startHistoryImport(into: buffer, peer: peer, importId: importId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.startHistoryImport` boxed at the end of `buffer`.
@@ -3643,7 +3643,7 @@ extension Api.functions.messages {
     public static func getOutboxReadDate(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.OutboxReadDate>) {
         let buffer = Buffer()
         getOutboxReadDate(into: buffer, peer: peer, msgId: msgId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.OutboxReadDate.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.OutboxReadDate.self))
     }
 
     /// Writes `messages.getOutboxReadDate` boxed at the end of `buffer`.
@@ -3684,7 +3684,7 @@ extension Api.functions.messages {
     public static func editChatParticipantRank(peer: Api.InputPeer, participant: Api.InputPeer, rank: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editChatParticipantRank(into: buffer, peer: peer, participant: participant, rank: rank)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.editChatParticipantRank` boxed at the end of `buffer`.
@@ -3747,7 +3747,7 @@ extension Api.functions.phone {
     public static func saveCallLog(peer: Api.InputPhoneCall, file: Api.InputFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveCallLog(into: buffer, peer: peer, file: file)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `phone.saveCallLog` boxed at the end of `buffer`.
@@ -3767,7 +3767,7 @@ extension Api.functions.stats {
     public static func getMessageStats(dark: Bool = false, channel: Api.InputChannel, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.MessageStats>) {
         let buffer = Buffer()
         getMessageStats(into: buffer, dark: dark, channel: channel, msgId: msgId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stats.MessageStats.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.stats.MessageStats.self))
     }
 
     /// Writes `stats.getMessageStats` boxed at the end of `buffer`.
@@ -3792,7 +3792,7 @@ extension Api.functions.stories {
     public static func getAlbumStories(peer: Api.InputPeer, albumId: Int32, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
         let buffer = Buffer()
         getAlbumStories(into: buffer, peer: peer, albumId: albumId, offset: offset, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.Stories.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.stories.Stories.self))
     }
 
     /// Writes `stories.getAlbumStories` boxed at the end of `buffer`.
@@ -3834,7 +3834,7 @@ extension Api.functions.ephemeral {
     public static func getWelcomeMessages(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ephemeral.WelcomeMessages>) {
         let buffer = Buffer()
         getWelcomeMessages(into: buffer, peer: peer, hash: hash)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ephemeral.WelcomeMessages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.ephemeral.WelcomeMessages.self))
     }
 
     /// Writes `ephemeral.getWelcomeMessages` boxed at the end of `buffer`.

@@ -2662,7 +2662,7 @@ extension Api.functions.messages {
     public static func sendEncrypted(silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
         let buffer = Buffer()
         sendEncrypted(into: buffer, silent: silent, peer: peer, randomId: randomId, data: data)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
     }
 
     /// Writes `messages.sendEncrypted` boxed at the end of `buffer`.
@@ -2767,7 +2767,7 @@ extension Api.functions.channels {
     public static func getSendAs(forPaidReactions: Bool = false, forLiveStories: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.SendAsPeers>) {
         let buffer = Buffer()
         getSendAs(into: buffer, forPaidReactions: forPaidReactions, forLiveStories: forLiveStories, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.channels.SendAsPeers.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.channels.SendAsPeers.self))
     }
 
     /// Writes `channels.getSendAs` boxed at the end of `buffer`.

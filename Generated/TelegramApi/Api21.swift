@@ -1582,7 +1582,7 @@ extension Api.functions.messages {
     public static func reportEncryptedSpam(peer: Api.InputEncryptedChat) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportEncryptedSpam(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.reportEncryptedSpam` boxed at the end of `buffer`.
@@ -1601,7 +1601,7 @@ extension Api.functions.messages {
     public static func toggleDialogPin(pinned: Bool = false, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleDialogPin(into: buffer, pinned: pinned, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.toggleDialogPin` boxed at the end of `buffer`.
@@ -1672,7 +1672,7 @@ extension Api.functions.messages {
     public static func rateTranscribedAudio(peer: Api.InputPeer, msgId: Int32, transcriptionId: Int64, good: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         rateTranscribedAudio(into: buffer, peer: peer, msgId: msgId, transcriptionId: transcriptionId, good: good)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.rateTranscribedAudio` boxed at the end of `buffer`.
@@ -1696,7 +1696,7 @@ extension Api.functions.messages {
     public static func deleteFactCheck(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteFactCheck(into: buffer, peer: peer, msgId: msgId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.deleteFactCheck` boxed at the end of `buffer`.
@@ -1716,7 +1716,7 @@ extension Api.functions.messages {
     public static func requestMainWebView(compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
         let buffer = Buffer()
         requestMainWebView(into: buffer, compact: compact, fullscreen: fullscreen, peer: peer, bot: bot, startParam: startParam, themeParams: themeParams, platform: platform)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.WebViewResult.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.WebViewResult.self))
     }
 
     /// Writes `messages.requestMainWebView` boxed at the end of `buffer`.
@@ -1768,7 +1768,7 @@ extension Api.functions.messages {
     public static func updatePinnedForumTopic(peer: Api.InputPeer, topicId: Int32, pinned: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updatePinnedForumTopic(into: buffer, peer: peer, topicId: topicId, pinned: pinned)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.updatePinnedForumTopic` boxed at the end of `buffer`.
@@ -1856,7 +1856,7 @@ extension Api.functions.channels {
     public static func deleteMessages(channel: Api.InputChannel, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
         let buffer = Buffer()
         deleteMessages(into: buffer, channel: channel, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
     }
 
     /// Writes `channels.deleteMessages` boxed at the end of `buffer`.
@@ -1876,7 +1876,7 @@ extension Api.functions.channels {
     public static func toggleJoinToSend(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleJoinToSend(into: buffer, channel: channel, enabled: enabled)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.toggleJoinToSend` boxed at the end of `buffer`.

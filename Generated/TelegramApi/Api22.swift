@@ -2192,7 +2192,7 @@ extension Api.functions.account {
     public static func reportProfilePhoto(peer: Api.InputPeer, photoId: Api.InputPhoto, reason: Api.ReportReason, message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportProfilePhoto(into: buffer, peer: peer, photoId: photoId, reason: reason, message: message)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `account.reportProfilePhoto` boxed at the end of `buffer`.
@@ -2251,7 +2251,7 @@ extension Api.functions.messages {
     public static func readHistory(peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
         let buffer = Buffer()
         readHistory(into: buffer, peer: peer, maxId: maxId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
     }
 
     /// Writes `messages.readHistory` boxed at the end of `buffer`.
@@ -2306,7 +2306,7 @@ extension Api.functions.messages {
     public static func saveDraft(noWebpage: Bool = false, invertMedia: Bool = false, replyTo: Api.InputReplyTo? = nil, peer: Api.InputPeer, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, effect: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveDraft(into: buffer, noWebpage: noWebpage, invertMedia: invertMedia, replyTo: replyTo, peer: peer, message: message, entities: entities, media: media, effect: effect, suggestedPost: suggestedPost, richMessage: richMessage)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.saveDraft` boxed at the end of `buffer`.
@@ -2348,7 +2348,7 @@ extension Api.functions.messages {
     public static func getOnlines(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ChatOnlines>) {
         let buffer = Buffer()
         getOnlines(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ChatOnlines.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.ChatOnlines.self))
     }
 
     /// Writes `messages.getOnlines` boxed at the end of `buffer`.
@@ -2367,7 +2367,7 @@ extension Api.functions.messages {
     public static func deleteRevokedExportedChatInvites(peer: Api.InputPeer, adminId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteRevokedExportedChatInvites(into: buffer, peer: peer, adminId: adminId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.deleteRevokedExportedChatInvites` boxed at the end of `buffer`.
@@ -2387,7 +2387,7 @@ extension Api.functions.messages {
     public static func setHistoryTTL(peer: Api.InputPeer, period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setHistoryTTL(into: buffer, peer: peer, period: period)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.setHistoryTTL` boxed at the end of `buffer`.
@@ -2407,7 +2407,7 @@ extension Api.functions.messages {
     public static func getSearchResultsCalendar(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, offsetDate: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SearchResultsCalendar>) {
         let buffer = Buffer()
         getSearchResultsCalendar(into: buffer, peer: peer, savedPeerId: savedPeerId, filter: filter, offsetId: offsetId, offsetDate: offsetDate)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SearchResultsCalendar.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.SearchResultsCalendar.self))
     }
 
     /// Writes `messages.getSearchResultsCalendar` boxed at the end of `buffer`.
@@ -2437,7 +2437,7 @@ extension Api.functions.messages {
     public static func requestWebView(fromBotMenu: Bool = false, silent: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
         let buffer = Buffer()
         requestWebView(into: buffer, fromBotMenu: fromBotMenu, silent: silent, compact: compact, fullscreen: fullscreen, peer: peer, bot: bot, url: url, startParam: startParam, themeParams: themeParams, platform: platform, replyTo: replyTo, sendAs: sendAs)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.WebViewResult.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.WebViewResult.self))
     }
 
     /// Writes `messages.requestWebView` boxed at the end of `buffer`.
@@ -2500,7 +2500,7 @@ extension Api.functions.messages {
     public static func editForumTopic(peer: Api.InputPeer, topicId: Int32, title: String? = nil, iconEmojiId: Int64? = nil, closed: Bool? = nil, hidden: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editForumTopic(into: buffer, peer: peer, topicId: topicId, title: title, iconEmojiId: iconEmojiId, closed: closed, hidden: hidden)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.editForumTopic` boxed at the end of `buffer`.
@@ -2584,7 +2584,7 @@ extension Api.functions.channels {
     public static func editPhoto(channel: Api.InputChannel, photo: Api.InputChatPhoto) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editPhoto(into: buffer, channel: channel, photo: photo)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.editPhoto` boxed at the end of `buffer`.
@@ -2604,7 +2604,7 @@ extension Api.functions.channels {
     public static func getMessageAuthor(channel: Api.InputChannel, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         getMessageAuthor(into: buffer, channel: channel, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.User.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.User.self))
     }
 
     /// Writes `channels.getMessageAuthor` boxed at the end of `buffer`.

@@ -1178,7 +1178,7 @@ extension Api.functions.messages {
     public static func updatePinnedMessage(silent: Bool = false, unpin: Bool = false, pmOneside: Bool = false, peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updatePinnedMessage(into: buffer, silent: silent, unpin: unpin, pmOneside: pmOneside, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.updatePinnedMessage` boxed at the end of `buffer`.
@@ -1244,7 +1244,7 @@ extension Api.functions.messages {
     public static func toggleSavedDialogPin(pinned: Bool = false, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleSavedDialogPin(into: buffer, pinned: pinned, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.toggleSavedDialogPin` boxed at the end of `buffer`.
@@ -1268,7 +1268,7 @@ extension Api.functions.messages {
     public static func editFactCheck(peer: Api.InputPeer, msgId: Int32, text: Api.TextWithEntities) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editFactCheck(into: buffer, peer: peer, msgId: msgId, text: text)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.editFactCheck` boxed at the end of `buffer`.
@@ -1315,7 +1315,7 @@ extension Api.functions.channels {
     public static func getParticipants(channel: Api.InputChannel, filter: Api.ChannelParticipantsFilter, offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.ChannelParticipants>) {
         let buffer = Buffer()
         getParticipants(into: buffer, channel: channel, filter: filter, offset: offset, limit: limit, hash: hash)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.channels.ChannelParticipants.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.channels.ChannelParticipants.self))
     }
 
     /// Writes `channels.getParticipants` boxed at the end of `buffer`.
@@ -1340,7 +1340,7 @@ extension Api.functions.channels {
     public static func toggleViewForumAsMessages(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleViewForumAsMessages(into: buffer, channel: channel, enabled: enabled)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.toggleViewForumAsMessages` boxed at the end of `buffer`.
@@ -1402,7 +1402,7 @@ extension Api.functions.payments {
     public static func getStarsSubscriptions(missingBalance: Bool = false, peer: Api.InputPeer, offset: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
         let buffer = Buffer()
         getStarsSubscriptions(into: buffer, missingBalance: missingBalance, peer: peer, offset: offset)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.StarsStatus.self))
     }
 
     /// Writes `payments.getStarsSubscriptions` boxed at the end of `buffer`.

@@ -1674,7 +1674,7 @@ extension Api.functions.messages {
     public static func acceptUrlAuth(writeAllowed: Bool = false, sharePhoneNumber: Bool = false, peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, matchCode: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.UrlAuthResult>) {
         let buffer = Buffer()
         acceptUrlAuth(into: buffer, writeAllowed: writeAllowed, sharePhoneNumber: sharePhoneNumber, peer: peer, msgId: msgId, buttonId: buttonId, url: url, matchCode: matchCode)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.UrlAuthResult.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.UrlAuthResult.self))
     }
 
     /// Writes `messages.acceptUrlAuth` boxed at the end of `buffer`.
@@ -1718,7 +1718,7 @@ extension Api.functions.messages {
     public static func deleteExportedChatInvite(peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteExportedChatInvite(into: buffer, peer: peer, link: link)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.deleteExportedChatInvite` boxed at the end of `buffer`.
@@ -1738,7 +1738,7 @@ extension Api.functions.messages {
     public static func getExtendedMedia(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getExtendedMedia(into: buffer, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.getExtendedMedia` boxed at the end of `buffer`.
@@ -1819,7 +1819,7 @@ extension Api.functions.messages {
     public static func togglePaidReactionPrivacy(peer: Api.InputPeer, msgId: Int32, `private`: Api.PaidReactionPrivacy) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePaidReactionPrivacy(into: buffer, peer: peer, msgId: msgId, private: `private`)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.togglePaidReactionPrivacy` boxed at the end of `buffer`.
@@ -1954,7 +1954,7 @@ extension Api.functions.phone {
     public static func receivedCall(peer: Api.InputPhoneCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         receivedCall(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `phone.receivedCall` boxed at the end of `buffer`.
@@ -2021,7 +2021,7 @@ extension Api.functions.stories {
     public static func deleteAlbum(peer: Api.InputPeer, albumId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteAlbum(into: buffer, peer: peer, albumId: albumId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `stories.deleteAlbum` boxed at the end of `buffer`.

@@ -2174,7 +2174,7 @@ extension Api.functions.account {
     public static func updateNotifySettings(peer: Api.InputNotifyPeer, settings: Api.InputPeerNotifySettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateNotifySettings(into: buffer, peer: peer, settings: settings)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `account.updateNotifySettings` boxed at the end of `buffer`.
@@ -2215,7 +2215,7 @@ extension Api.functions.account {
     public static func getNotifyExceptions(compareSound: Bool = false, compareStories: Bool = false, peer: Api.InputNotifyPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getNotifyExceptions(into: buffer, compareSound: compareSound, compareStories: compareStories, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `account.getNotifyExceptions` boxed at the end of `buffer`.
@@ -2386,7 +2386,7 @@ extension Api.functions.messages {
     public static func sendEncryptedFile(silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8], file: Api.InputEncryptedFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
         let buffer = Buffer()
         sendEncryptedFile(into: buffer, silent: silent, peer: peer, randomId: randomId, data: data, file: file)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
     }
 
     /// Writes `messages.sendEncryptedFile` boxed at the end of `buffer`.
@@ -2472,7 +2472,7 @@ extension Api.functions.channels {
     public static func setStickers(channel: Api.InputChannel, stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setStickers(into: buffer, channel: channel, stickerset: stickerset)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `channels.setStickers` boxed at the end of `buffer`.
@@ -2492,7 +2492,7 @@ extension Api.functions.channels {
     public static func updatePaidMessagesPrice(broadcastMessagesAllowed: Bool = false, channel: Api.InputChannel, sendPaidMessagesStars: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updatePaidMessagesPrice(into: buffer, broadcastMessagesAllowed: broadcastMessagesAllowed, channel: channel, sendPaidMessagesStars: sendPaidMessagesStars)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.updatePaidMessagesPrice` boxed at the end of `buffer`.

@@ -3852,7 +3852,7 @@ extension Api.functions.messages {
     public static func sendInlineBotResult(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, hideVia: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, randomId: Int64, queryId: Int64, id: String, scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendInlineBotResult(into: buffer, silent: silent, background: background, clearDraft: clearDraft, hideVia: hideVia, peer: peer, replyTo: replyTo, randomId: randomId, queryId: queryId, id: id, scheduleDate: scheduleDate, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, allowPaidStars: allowPaidStars)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.sendInlineBotResult` boxed at the end of `buffer`.
@@ -3898,7 +3898,7 @@ extension Api.functions.messages {
     public static func getPollResults(peer: Api.InputPeer, msgId: Int32, pollHash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getPollResults(into: buffer, peer: peer, msgId: msgId, pollHash: pollHash)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.getPollResults` boxed at the end of `buffer`.
@@ -3921,7 +3921,7 @@ extension Api.functions.messages {
     public static func getScheduledHistory(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getScheduledHistory(into: buffer, peer: peer, hash: hash)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 
     /// Writes `messages.getScheduledHistory` boxed at the end of `buffer`.
@@ -3960,7 +3960,7 @@ extension Api.functions.messages {
     public static func checkHistoryImportPeer(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.CheckedHistoryImportPeer>) {
         let buffer = Buffer()
         checkHistoryImportPeer(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.CheckedHistoryImportPeer.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.CheckedHistoryImportPeer.self))
     }
 
     /// Writes `messages.checkHistoryImportPeer` boxed at the end of `buffer`.
@@ -3979,7 +3979,7 @@ extension Api.functions.messages {
     public static func getMessageReadParticipants(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.ReadParticipantDate]>) {
         let buffer = Buffer()
         getMessageReadParticipants(into: buffer, peer: peer, msgId: msgId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.ReadParticipantDate]>.vector(of: Api.ReadParticipantDate.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse<[Api.ReadParticipantDate]>.vector(of: Api.ReadParticipantDate.self))
     }
 
     /// Writes `messages.getMessageReadParticipants` boxed at the end of `buffer`.
@@ -4098,7 +4098,7 @@ extension Api.functions.phone {
     public static func saveDefaultGroupCallJoinAs(peer: Api.InputPeer, joinAs: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveDefaultGroupCallJoinAs(into: buffer, peer: peer, joinAs: joinAs)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `phone.saveDefaultGroupCallJoinAs` boxed at the end of `buffer`.
@@ -4118,7 +4118,7 @@ extension Api.functions.stories {
     public static func report(peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
         let buffer = Buffer()
         report(into: buffer, peer: peer, id: id, option: option, message: message)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ReportResult.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.ReportResult.self))
     }
 
     /// Writes `stories.report` boxed at the end of `buffer`.
@@ -4140,7 +4140,7 @@ extension Api.functions.stories {
     public static func updateAlbum(peer: Api.InputPeer, albumId: Int32, title: String? = nil, deleteStories: [Int32]? = nil, addStories: [Int32]? = nil, order: [Int32]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StoryAlbum>) {
         let buffer = Buffer()
         updateAlbum(into: buffer, peer: peer, albumId: albumId, title: title, deleteStories: deleteStories, addStories: addStories, order: order)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.StoryAlbum.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.StoryAlbum.self))
     }
 
     /// Writes `stories.updateAlbum` boxed at the end of `buffer`.
@@ -4180,7 +4180,7 @@ extension Api.functions.premium {
     public static func getBoostsList(gifts: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsList>) {
         let buffer = Buffer()
         getBoostsList(into: buffer, gifts: gifts, peer: peer, offset: offset, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.premium.BoostsList.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.premium.BoostsList.self))
     }
 
     /// Writes `premium.getBoostsList` boxed at the end of `buffer`.

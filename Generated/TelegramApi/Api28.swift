@@ -1176,7 +1176,7 @@ extension Api.functions.messages {
     public static func hidePeerSettingsBar(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         hidePeerSettingsBar(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.hidePeerSettingsBar` boxed at the end of `buffer`.
@@ -1221,7 +1221,7 @@ extension Api.functions.messages {
     public static func getFutureChatCreatorAfterLeave(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         getFutureChatCreatorAfterLeave(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.User.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.User.self))
     }
 
     /// Writes `messages.getFutureChatCreatorAfterLeave` boxed at the end of `buffer`.
@@ -1335,7 +1335,7 @@ extension Api.functions.payments {
     public static func launchPrepaidGiveaway(peer: Api.InputPeer, giveawayId: Int64, purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         launchPrepaidGiveaway(into: buffer, peer: peer, giveawayId: giveawayId, purpose: purpose)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `payments.launchPrepaidGiveaway` boxed at the end of `buffer`.
@@ -1419,7 +1419,7 @@ extension Api.functions.stories {
     public static func reorderAlbums(peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderAlbums(into: buffer, peer: peer, order: order)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `stories.reorderAlbums` boxed at the end of `buffer`.

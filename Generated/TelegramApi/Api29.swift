@@ -1602,7 +1602,7 @@ extension Api.functions.messages {
     public static func getMessageEditData(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageEditData>) {
         let buffer = Buffer()
         getMessageEditData(into: buffer, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.MessageEditData.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.MessageEditData.self))
     }
 
     /// Writes `messages.getMessageEditData` boxed at the end of `buffer`.
@@ -1640,7 +1640,7 @@ extension Api.functions.messages {
     public static func uploadImportedMedia(peer: Api.InputPeer, importId: Int64, fileName: String, media: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.MessageMedia>) {
         let buffer = Buffer()
         uploadImportedMedia(into: buffer, peer: peer, importId: importId, fileName: fileName, media: media)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.MessageMedia.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.MessageMedia.self))
     }
 
     /// Writes `messages.uploadImportedMedia` boxed at the end of `buffer`.
@@ -1662,7 +1662,7 @@ extension Api.functions.messages {
     public static func sendQuickReplyMessages(peer: Api.InputPeer, shortcutId: Int32, id: [Int32], randomId: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendQuickReplyMessages(into: buffer, peer: peer, shortcutId: shortcutId, id: id, randomId: randomId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.sendQuickReplyMessages` boxed at the end of `buffer`.
@@ -1684,7 +1684,7 @@ extension Api.functions.messages {
     public static func sendPaidReaction(peer: Api.InputPeer, msgId: Int32, count: Int32, randomId: Int64, `private`: Api.PaidReactionPrivacy? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendPaidReaction(into: buffer, peer: peer, msgId: msgId, count: count, randomId: randomId, private: `private`)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.sendPaidReaction` boxed at the end of `buffer`.
@@ -1714,7 +1714,7 @@ extension Api.functions.messages {
     public static func getSponsoredMessages(peer: Api.InputPeer, msgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SponsoredMessages>) {
         let buffer = Buffer()
         getSponsoredMessages(into: buffer, peer: peer, msgId: msgId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SponsoredMessages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.SponsoredMessages.self))
     }
 
     /// Writes `messages.getSponsoredMessages` boxed at the end of `buffer`.
@@ -1741,7 +1741,7 @@ extension Api.functions.channels {
     public static func editLocation(channel: Api.InputChannel, geoPoint: Api.InputGeoPoint, address: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editLocation(into: buffer, channel: channel, geoPoint: geoPoint, address: address)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `channels.editLocation` boxed at the end of `buffer`.
@@ -1762,7 +1762,7 @@ extension Api.functions.payments {
     public static func fulfillStarsSubscription(peer: Api.InputPeer, subscriptionId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         fulfillStarsSubscription(into: buffer, peer: peer, subscriptionId: subscriptionId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `payments.fulfillStarsSubscription` boxed at the end of `buffer`.
@@ -1881,7 +1881,7 @@ extension Api.functions.communities {
     public static func togglePeerLink(visible: Bool = false, hidden: Bool = false, deleted: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePeerLink(into: buffer, visible: visible, hidden: hidden, deleted: deleted, community: community, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `communities.togglePeerLink` boxed at the end of `buffer`.

@@ -6760,7 +6760,7 @@ extension Api.functions.contacts {
     public static func resetTopPeerRating(category: Api.TopPeerCategory, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetTopPeerRating(into: buffer, category: category, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `contacts.resetTopPeerRating` boxed at the end of `buffer`.
@@ -6780,7 +6780,7 @@ extension Api.functions.messages {
     public static func readEncryptedHistory(peer: Api.InputEncryptedChat, maxDate: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readEncryptedHistory(into: buffer, peer: peer, maxDate: maxDate)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.readEncryptedHistory` boxed at the end of `buffer`.
@@ -6800,7 +6800,7 @@ extension Api.functions.messages {
     public static func setGameScore(editMessage: Bool = false, force: Bool = false, peer: Api.InputPeer, id: Int32, userId: Api.InputUser, score: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setGameScore(into: buffer, editMessage: editMessage, force: force, peer: peer, id: id, userId: userId, score: score)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.setGameScore` boxed at the end of `buffer`.
@@ -6828,7 +6828,7 @@ extension Api.functions.messages {
     public static func prolongWebView(silent: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, queryId: Int64, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         prolongWebView(into: buffer, silent: silent, peer: peer, bot: bot, queryId: queryId, replyTo: replyTo, sendAs: sendAs)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.prolongWebView` boxed at the end of `buffer`.
@@ -6879,7 +6879,7 @@ extension Api.functions.messages {
     public static func createForumTopic(titleMissing: Bool = false, peer: Api.InputPeer, title: String, iconColor: Int32? = nil, iconEmojiId: Int64? = nil, randomId: Int64, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         createForumTopic(into: buffer, titleMissing: titleMissing, peer: peer, title: title, iconColor: iconColor, iconEmojiId: iconEmojiId, randomId: randomId, sendAs: sendAs)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.createForumTopic` boxed at the end of `buffer`.
@@ -6975,7 +6975,7 @@ extension Api.functions.channels {
     public static func checkUsername(channel: Api.InputChannel, username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkUsername(into: buffer, channel: channel, username: username)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `channels.checkUsername` boxed at the end of `buffer`.
@@ -6995,7 +6995,7 @@ extension Api.functions.channels {
     public static func deleteParticipantHistory(channel: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         deleteParticipantHistory(into: buffer, channel: channel, participant: participant)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
     }
 
     /// Writes `channels.deleteParticipantHistory` boxed at the end of `buffer`.
@@ -7015,7 +7015,7 @@ extension Api.functions.channels {
     public static func toggleUsername(channel: Api.InputChannel, username: String, active: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleUsername(into: buffer, channel: channel, username: username, active: active)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `channels.toggleUsername` boxed at the end of `buffer`.
@@ -7056,7 +7056,7 @@ extension Api.functions.payments {
     public static func getGiveawayInfo(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.GiveawayInfo>) {
         let buffer = Buffer()
         getGiveawayInfo(into: buffer, peer: peer, msgId: msgId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.GiveawayInfo.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.GiveawayInfo.self))
     }
 
     /// Writes `payments.getGiveawayInfo` boxed at the end of `buffer`.
@@ -7133,7 +7133,7 @@ extension Api.functions.stories {
     public static func getPinnedStories(peer: Api.InputPeer, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
         let buffer = Buffer()
         getPinnedStories(into: buffer, peer: peer, offsetId: offsetId, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.Stories.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.stories.Stories.self))
     }
 
     /// Writes `stories.getPinnedStories` boxed at the end of `buffer`.
@@ -7156,7 +7156,7 @@ extension Api.functions.stories {
     public static func getStoryViewsList(justContacts: Bool = false, reactionsFirst: Bool = false, forwardsFirst: Bool = false, peer: Api.InputPeer, q: String? = nil, id: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryViewsList>) {
         let buffer = Buffer()
         getStoryViewsList(into: buffer, justContacts: justContacts, reactionsFirst: reactionsFirst, forwardsFirst: forwardsFirst, peer: peer, q: q, id: id, offset: offset, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.StoryViewsList.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.stories.StoryViewsList.self))
     }
 
     /// Writes `stories.getStoryViewsList` boxed at the end of `buffer`.
@@ -7189,7 +7189,7 @@ extension Api.functions.stories {
     public static func getStoriesViews(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryViews>) {
         let buffer = Buffer()
         getStoriesViews(into: buffer, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.StoryViews.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.stories.StoryViews.self))
     }
 
     /// Writes `stories.getStoriesViews` boxed at the end of `buffer`.
@@ -7209,7 +7209,7 @@ extension Api.functions.stories {
     public static func togglePeerStoriesHidden(peer: Api.InputPeer, hidden: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePeerStoriesHidden(into: buffer, peer: peer, hidden: hidden)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `stories.togglePeerStoriesHidden` boxed at the end of `buffer`.
@@ -7229,7 +7229,7 @@ extension Api.functions.ephemeral {
     public static func editMessage(invertMedia: Bool = false, welcome: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editMessage(into: buffer, invertMedia: invertMedia, welcome: welcome, peer: peer, receiverId: receiverId, id: id, message: message, media: media, entities: entities, replyMarkup: replyMarkup, richMessage: richMessage)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `ephemeral.editMessage` boxed at the end of `buffer`.

@@ -2256,7 +2256,7 @@ extension Api.functions.messages {
     public static func sendScreenshotNotification(peer: Api.InputPeer, replyTo: Api.InputReplyTo, randomId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendScreenshotNotification(into: buffer, peer: peer, replyTo: replyTo, randomId: randomId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.sendScreenshotNotification` boxed at the end of `buffer`.
@@ -2277,7 +2277,7 @@ extension Api.functions.messages {
     public static func getUnreadReactions(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getUnreadReactions(into: buffer, peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 
     /// Writes `messages.getUnreadReactions` boxed at the end of `buffer`.

@@ -1491,7 +1491,7 @@ extension Api.functions.messages {
     public static func sendMedia(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, media: Api.InputMedia, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendMedia(into: buffer, silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, media: media, message: message, randomId: randomId, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars, suggestedPost: suggestedPost)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.sendMedia` boxed at the end of `buffer`.
@@ -1646,7 +1646,7 @@ extension Api.functions.messages {
     public static func getAdminsWithInvites(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatAdminsWithInvites>) {
         let buffer = Buffer()
         getAdminsWithInvites(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ChatAdminsWithInvites.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.ChatAdminsWithInvites.self))
     }
 
     /// Writes `messages.getAdminsWithInvites` boxed at the end of `buffer`.
@@ -1809,7 +1809,7 @@ extension Api.functions.channels {
     public static func editTitle(channel: Api.InputChannel, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editTitle(into: buffer, channel: channel, title: title)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.editTitle` boxed at the end of `buffer`.
@@ -1847,7 +1847,7 @@ extension Api.functions.payments {
     public static func getStarsStatus(ton: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
         let buffer = Buffer()
         getStarsStatus(into: buffer, ton: ton, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.StarsStatus.self))
     }
 
     /// Writes `payments.getStarsStatus` boxed at the end of `buffer`.
@@ -1871,7 +1871,7 @@ extension Api.functions.payments {
     public static func getStarGiftCollections(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftCollections>) {
         let buffer = Buffer()
         getStarGiftCollections(into: buffer, peer: peer, hash: hash)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarGiftCollections.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.payments.StarGiftCollections.self))
     }
 
     /// Writes `payments.getStarGiftCollections` boxed at the end of `buffer`.

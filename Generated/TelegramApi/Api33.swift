@@ -2163,7 +2163,7 @@ extension Api.functions.account {
     public static func reportPeer(peer: Api.InputPeer, reason: Api.ReportReason, message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportPeer(into: buffer, peer: peer, reason: reason, message: message)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `account.reportPeer` boxed at the end of `buffer`.
@@ -2265,7 +2265,7 @@ extension Api.functions.messages {
     public static func editMessage(noWebpage: Bool = false, invertMedia: Bool = false, peer: Api.InputPeer, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, quickReplyShortcutId: Int32? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editMessage(into: buffer, noWebpage: noWebpage, invertMedia: invertMedia, peer: peer, id: id, message: message, media: media, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, quickReplyShortcutId: quickReplyShortcutId, richMessage: richMessage)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.editMessage` boxed at the end of `buffer`.
@@ -2350,7 +2350,7 @@ extension Api.functions.messages {
     public static func getDiscussionMessage(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.DiscussionMessage>) {
         let buffer = Buffer()
         getDiscussionMessage(into: buffer, peer: peer, msgId: msgId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.DiscussionMessage.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.DiscussionMessage.self))
     }
 
     /// Writes `messages.getDiscussionMessage` boxed at the end of `buffer`.
@@ -2370,7 +2370,7 @@ extension Api.functions.messages {
     public static func hideChatJoinRequest(approved: Bool = false, peer: Api.InputPeer, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         hideChatJoinRequest(into: buffer, approved: approved, peer: peer, userId: userId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.hideChatJoinRequest` boxed at the end of `buffer`.
@@ -2414,7 +2414,7 @@ extension Api.functions.messages {
     public static func translateRichMessage(peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.InputRichMessage]? = nil, toLang: String, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranslatedRichMessage>) {
         let buffer = Buffer()
         translateRichMessage(into: buffer, peer: peer, id: id, text: text, toLang: toLang, tone: tone)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.TranslatedRichMessage.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.TranslatedRichMessage.self))
     }
 
     /// Writes `messages.translateRichMessage` boxed at the end of `buffer`.
@@ -2528,7 +2528,7 @@ extension Api.functions.ephemeral {
     public static func deleteAllWelcomeMessages(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteAllWelcomeMessages(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `ephemeral.deleteAllWelcomeMessages` boxed at the end of `buffer`.

@@ -2473,7 +2473,7 @@ extension Api.functions.messages {
     public static func getHistory(peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getHistory(into: buffer, peer: peer, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 
     /// Writes `messages.getHistory` boxed at the end of `buffer`.
@@ -2544,7 +2544,7 @@ extension Api.functions.messages {
     public static func editChatDefaultBannedRights(peer: Api.InputPeer, bannedRights: Api.ChatBannedRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editChatDefaultBannedRights(into: buffer, peer: peer, bannedRights: bannedRights)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.editChatDefaultBannedRights` boxed at the end of `buffer`.
@@ -2564,7 +2564,7 @@ extension Api.functions.help {
     public static func hidePromoData(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         hidePromoData(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `help.hidePromoData` boxed at the end of `buffer`.
@@ -2583,7 +2583,7 @@ extension Api.functions.phone {
     public static func confirmCall(peer: Api.InputPhoneCall, gA: [UInt8], keyFingerprint: Int64, `protocol`: Api.PhoneCallProtocol) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.PhoneCall>) {
         let buffer = Buffer()
         confirmCall(into: buffer, peer: peer, gA: gA, keyFingerprint: keyFingerprint, protocol: `protocol`)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.phone.PhoneCall.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.phone.PhoneCall.self))
     }
 
     /// Writes `phone.confirmCall` boxed at the end of `buffer`.
@@ -2655,7 +2655,7 @@ extension Api.functions.stories {
     public static func readStories(peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
         let buffer = Buffer()
         readStories(into: buffer, peer: peer, maxId: maxId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
     }
 
     /// Writes `stories.readStories` boxed at the end of `buffer`.

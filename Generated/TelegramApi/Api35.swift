@@ -1228,7 +1228,7 @@ extension Api.functions.messages {
     public static func sendMessage(noWebpage: Bool = false, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendMessage(into: buffer, noWebpage: noWebpage, silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, message: message, randomId: randomId, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars, suggestedPost: suggestedPost, richMessage: richMessage)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.sendMessage` boxed at the end of `buffer`.
@@ -1476,7 +1476,7 @@ extension Api.functions.channels {
     public static func setMainProfileTab(channel: Api.InputChannel, tab: Api.ProfileTab) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setMainProfileTab(into: buffer, channel: channel, tab: tab)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `channels.setMainProfileTab` boxed at the end of `buffer`.
@@ -1553,7 +1553,7 @@ extension Api.functions.phone {
     public static func getGroupCallStreamRtmpUrl(liveStory: Bool = false, peer: Api.InputPeer, revoke: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCallStreamRtmpUrl>) {
         let buffer = Buffer()
         getGroupCallStreamRtmpUrl(into: buffer, liveStory: liveStory, peer: peer, revoke: revoke)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.phone.GroupCallStreamRtmpUrl.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.phone.GroupCallStreamRtmpUrl.self))
     }
 
     /// Writes `phone.getGroupCallStreamRtmpUrl` boxed at the end of `buffer`.

@@ -1854,7 +1854,7 @@ extension Api.functions.messages {
     public static func reorderPinnedForumTopics(force: Bool = false, peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         reorderPinnedForumTopics(into: buffer, force: force, peer: peer, order: order)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.reorderPinnedForumTopics` boxed at the end of `buffer`.
@@ -1898,7 +1898,7 @@ extension Api.functions.payments {
     public static func toggleStarGiftsPinnedToTop(peer: Api.InputPeer, stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleStarGiftsPinnedToTop(into: buffer, peer: peer, stargift: stargift)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `payments.toggleStarGiftsPinnedToTop` boxed at the end of `buffer`.
@@ -2034,7 +2034,7 @@ extension Api.functions.stories {
     public static func canSendStory(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.CanSendStoryCount>) {
         let buffer = Buffer()
         canSendStory(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.CanSendStoryCount.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.stories.CanSendStoryCount.self))
     }
 
     /// Writes `stories.canSendStory` boxed at the end of `buffer`.
@@ -2053,7 +2053,7 @@ extension Api.functions.stories {
     public static func sendReaction(addToRecent: Bool = false, peer: Api.InputPeer, storyId: Int32, reaction: Api.Reaction) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendReaction(into: buffer, addToRecent: addToRecent, peer: peer, storyId: storyId, reaction: reaction)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `stories.sendReaction` boxed at the end of `buffer`.
@@ -2079,7 +2079,7 @@ extension Api.functions.premium {
     public static func getUserBoosts(peer: Api.InputPeer, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsList>) {
         let buffer = Buffer()
         getUserBoosts(into: buffer, peer: peer, userId: userId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.premium.BoostsList.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.premium.BoostsList.self))
     }
 
     /// Writes `premium.getUserBoosts` boxed at the end of `buffer`.
@@ -2117,7 +2117,7 @@ extension Api.functions.ephemeral {
     public static func sendMessage(invertMedia: Bool = false, welcome: Bool = false, anchor: Bool = false, noforwards: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, queryId: Int64? = nil, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil, randomId: Int64, replyTo: Api.InputReplyTo? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendMessage(into: buffer, invertMedia: invertMedia, welcome: welcome, anchor: anchor, noforwards: noforwards, peer: peer, receiverId: receiverId, queryId: queryId, message: message, entities: entities, media: media, replyMarkup: replyMarkup, richMessage: richMessage, randomId: randomId, replyTo: replyTo)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `ephemeral.sendMessage` boxed at the end of `buffer`.
@@ -2164,7 +2164,7 @@ extension Api.functions.ephemeral {
     public static func reportMessage(peer: Api.InputPeer, id: Int32, option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
         let buffer = Buffer()
         reportMessage(into: buffer, peer: peer, id: id, option: option, message: message)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ReportResult.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.ReportResult.self))
     }
 
     /// Writes `ephemeral.reportMessage` boxed at the end of `buffer`.

@@ -2709,7 +2709,7 @@ extension Api.functions.messages {
     public static func uploadMedia(businessConnectionId: String? = nil, peer: Api.InputPeer, media: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.MessageMedia>) {
         let buffer = Buffer()
         uploadMedia(into: buffer, businessConnectionId: businessConnectionId, peer: peer, media: media)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.MessageMedia.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.MessageMedia.self))
     }
 
     /// Writes `messages.uploadMedia` boxed at the end of `buffer`.
@@ -2785,7 +2785,7 @@ extension Api.functions.messages {
     public static func transcribeAudio(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranscribedAudio>) {
         let buffer = Buffer()
         transcribeAudio(into: buffer, peer: peer, msgId: msgId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.TranscribedAudio.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.TranscribedAudio.self))
     }
 
     /// Writes `messages.transcribeAudio` boxed at the end of `buffer`.
@@ -2994,7 +2994,7 @@ extension Api.functions.stories {
     public static func togglePinnedToTop(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePinnedToTop(into: buffer, peer: peer, id: id)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `stories.togglePinnedToTop` boxed at the end of `buffer`.

@@ -2660,7 +2660,7 @@ extension Api.functions.messages {
     public static func search(peer: Api.InputPeer, q: String, fromId: Api.InputPeer? = nil, savedPeerId: Api.InputPeer? = nil, savedReaction: [Api.Reaction]? = nil, topMsgId: Int32? = nil, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         search(into: buffer, peer: peer, q: q, fromId: fromId, savedPeerId: savedPeerId, savedReaction: savedReaction, topMsgId: topMsgId, filter: filter, minDate: minDate, maxDate: maxDate, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 
     /// Writes `messages.search` boxed at the end of `buffer`.
@@ -2707,7 +2707,7 @@ extension Api.functions.messages {
     public static func getUnreadMentions(peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getUnreadMentions(into: buffer, peer: peer, topMsgId: topMsgId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
     }
 
     /// Writes `messages.getUnreadMentions` boxed at the end of `buffer`.
@@ -2741,7 +2741,7 @@ extension Api.functions.messages {
     public static func saveDefaultSendAs(peer: Api.InputPeer, sendAs: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveDefaultSendAs(into: buffer, peer: peer, sendAs: sendAs)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.saveDefaultSendAs` boxed at the end of `buffer`.
@@ -2813,7 +2813,7 @@ extension Api.functions.messages {
     public static func appendTodoList(peer: Api.InputPeer, msgId: Int32, list: [Api.TodoItem]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         appendTodoList(into: buffer, peer: peer, msgId: msgId, list: list)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.appendTodoList` boxed at the end of `buffer`.
@@ -2933,7 +2933,7 @@ extension Api.functions.stories {
     public static func getStoriesArchive(peer: Api.InputPeer, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
         let buffer = Buffer()
         getStoriesArchive(into: buffer, peer: peer, offsetId: offsetId, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.Stories.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.stories.Stories.self))
     }
 
     /// Writes `stories.getStoriesArchive` boxed at the end of `buffer`.

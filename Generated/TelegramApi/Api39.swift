@@ -2144,7 +2144,7 @@ extension Api.functions.messages {
     public static func getPeerSettings(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PeerSettings>) {
         let buffer = Buffer()
         getPeerSettings(into: buffer, peer: peer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.PeerSettings.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.PeerSettings.self))
     }
 
     /// Writes `messages.getPeerSettings` boxed at the end of `buffer`.
@@ -2163,7 +2163,7 @@ extension Api.functions.messages {
     public static func sendEncryptedService(peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
         let buffer = Buffer()
         sendEncryptedService(into: buffer, peer: peer, randomId: randomId, data: data)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
     }
 
     /// Writes `messages.sendEncryptedService` boxed at the end of `buffer`.
@@ -2184,7 +2184,7 @@ extension Api.functions.messages {
     public static func startBot(bot: Api.InputUser, peer: Api.InputPeer, randomId: Int64, startParam: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         startBot(into: buffer, bot: bot, peer: peer, randomId: randomId, startParam: startParam)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.startBot` boxed at the end of `buffer`.
@@ -2206,7 +2206,7 @@ extension Api.functions.messages {
     public static func getGameHighScores(peer: Api.InputPeer, id: Int32, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HighScores>) {
         let buffer = Buffer()
         getGameHighScores(into: buffer, peer: peer, id: id, userId: userId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.HighScores.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.HighScores.self))
     }
 
     /// Writes `messages.getGameHighScores` boxed at the end of `buffer`.
@@ -2247,7 +2247,7 @@ extension Api.functions.messages {
     public static func reportReaction(peer: Api.InputPeer, id: Int32, reactionPeer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportReaction(into: buffer, peer: peer, id: id, reactionPeer: reactionPeer)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Bool.self))
     }
 
     /// Writes `messages.reportReaction` boxed at the end of `buffer`.
@@ -2308,7 +2308,7 @@ extension Api.functions.messages {
     public static func sendBotRequestedPeer(peer: Api.InputPeer, msgId: Int32? = nil, webappReqId: String? = nil, buttonId: Int32, requestedPeers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendBotRequestedPeer(into: buffer, peer: peer, msgId: msgId, webappReqId: webappReqId, buttonId: buttonId, requestedPeers: requestedPeers)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `messages.sendBotRequestedPeer` boxed at the end of `buffer`.
@@ -2341,7 +2341,7 @@ extension Api.functions.messages {
     public static func getForumTopics(peer: Api.InputPeer, q: String? = nil, offsetDate: Int32, offsetId: Int32, offsetTopic: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ForumTopics>) {
         let buffer = Buffer()
         getForumTopics(into: buffer, peer: peer, q: q, offsetDate: offsetDate, offsetId: offsetId, offsetTopic: offsetTopic, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ForumTopics.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.messages.ForumTopics.self))
     }
 
     /// Writes `messages.getForumTopics` boxed at the end of `buffer`.
@@ -2392,7 +2392,7 @@ extension Api.functions.channels {
     public static func deleteHistory(forEveryone: Bool = false, channel: Api.InputChannel, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteHistory(into: buffer, forEveryone: forEveryone, channel: channel, maxId: maxId)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.Updates.self))
     }
 
     /// Writes `channels.deleteHistory` boxed at the end of `buffer`.
@@ -2522,7 +2522,7 @@ extension Api.functions.stats {
     public static func getMessagePublicForwards(channel: Api.InputChannel, msgId: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.PublicForwards>) {
         let buffer = Buffer()
         getMessagePublicForwards(into: buffer, channel: channel, msgId: msgId, offset: offset, limit: limit)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stats.PublicForwards.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: channel), buffer, DeserializeFunctionResponse(Api.stats.PublicForwards.self))
     }
 
     /// Writes `stats.getMessagePublicForwards` boxed at the end of `buffer`.
@@ -2544,7 +2544,7 @@ extension Api.functions.stories {
     public static func getAlbums(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Albums>) {
         let buffer = Buffer()
         getAlbums(into: buffer, peer: peer, hash: hash)
-        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.Albums.self))
+        return (FunctionDescription(serialized: buffer, registry: Api.registry, target: peer), buffer, DeserializeFunctionResponse(Api.stories.Albums.self))
     }
 
     /// Writes `stories.getAlbums` boxed at the end of `buffer`.

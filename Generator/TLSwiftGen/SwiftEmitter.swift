@@ -934,6 +934,11 @@ public struct SwiftEmitter {
         let name = Naming.escaped(f.shortName)
         let genericClause = generic.map { "<\($0)>" } ?? ""
         let arguments = writerArguments(fields).joined(separator: ", ")
+        // The call's target (`FunctionDescription.target`): its `peer` or `channel` argument, when that is an object.
+        let target = fields.first { field in
+            guard field.swiftName == "peer" || field.swiftName == "channel", case .boxed = field.field.type else { return false }
+            return true
+        }.map { ", target: \(Naming.escaped($0.swiftName))" } ?? ""
         w.block("extension \(functionContainer(f))") {
             w.line("/// `\(f.definition)`")
             specLink("method", f.name, into: w)
@@ -941,7 +946,7 @@ public struct SwiftEmitter {
             w.block("public static func \(name)\(genericClause)(\(parameters.joined(separator: ", "))) -> \(Self.callType(resultType))") {
                 w.line("let buffer = Buffer()")
                 w.line("\(name)(\(arguments))")
-                w.line("return (FunctionDescription(serialized: buffer, registry: \(ns).registry), buffer, \(response))")
+                w.line("return (FunctionDescription(serialized: buffer, registry: \(ns).registry\(target)), buffer, \(response))")
             }
             w.line("")
             w.line("/// Writes `\(f.name)` boxed at the end of `buffer`.")

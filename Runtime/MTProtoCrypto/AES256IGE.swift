@@ -120,32 +120,37 @@ public struct AES256IGE: Sendable {
 
     /// Encrypts `buffer` in place. Its length must be a multiple of 16.
     public func encrypt(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
-        guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
-        switch implementation {
-        case .aesni, .armv8: try runAESNI(caesni_ige_encrypt, from: UnsafeRawBufferPointer(buffer), to: buffer.baseAddress)
-        #if canImport(COpenSSL)
-        case .openssl: try OpenSSLBackend.igeEncrypt(key: key, iv: iv, buffer)
-        #endif
-        case .portable:
-            #if PortableCryptoBackend || !canImport(COpenSSL)
-            try PortableBackend.igeEncrypt(key: key, iv: iv, buffer)
-            #else
-            throw .implementationUnavailable(Self.portableMissing)
-            #endif
-        }
+        try run(buffer, encrypting: true)
     }
 
     /// Decrypts `buffer` in place. Its length must be a multiple of 16.
     public func decrypt(_ buffer: UnsafeMutableRawBufferPointer) throws(CryptoError) {
+        try run(buffer, encrypting: false)
+    }
+
+    /// IGE in place, one way or the other, with the implementation the value was made with.
+    @inline(__always)
+    private func run(_ buffer: UnsafeMutableRawBufferPointer, encrypting: Bool) throws(CryptoError) {
         guard buffer.count % 16 == 0 else { throw .notBlockAligned(length: buffer.count) }
         switch implementation {
-        case .aesni, .armv8: try runAESNI(caesni_ige_decrypt, from: UnsafeRawBufferPointer(buffer), to: buffer.baseAddress)
+        case .aesni, .armv8:
+            try runAESNI(encrypting ? caesni_ige_encrypt : caesni_ige_decrypt, from: UnsafeRawBufferPointer(buffer),
+                         to: buffer.baseAddress)
         #if canImport(COpenSSL)
-        case .openssl: try OpenSSLBackend.igeDecrypt(key: key, iv: iv, buffer)
+        case .openssl:
+            if encrypting {
+                try OpenSSLBackend.igeEncrypt(key: key, iv: iv, buffer)
+            } else {
+                try OpenSSLBackend.igeDecrypt(key: key, iv: iv, buffer)
+            }
         #endif
         case .portable:
             #if PortableCryptoBackend || !canImport(COpenSSL)
-            try PortableBackend.igeDecrypt(key: key, iv: iv, buffer)
+            if encrypting {
+                try PortableBackend.igeEncrypt(key: key, iv: iv, buffer)
+            } else {
+                try PortableBackend.igeDecrypt(key: key, iv: iv, buffer)
+            }
             #else
             throw .implementationUnavailable(Self.portableMissing)
             #endif

@@ -22,19 +22,19 @@ public struct ByteQueue: Sendable {
 
     /// Appends bytes at the back.
     public mutating func append(_ bytes: [UInt8]) {
-        if head == storage.count {
-            // Everything was consumed: reuse the array without copying old bytes.
-            storage.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head > 4096 && head * 2 > storage.count {
-            storage.removeFirst(head)
-            head = 0
-        }
+        makeRoom()
         storage.append(contentsOf: bytes)
     }
 
     /// Appends the bytes of a raw buffer.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        makeRoom()
+        storage.append(contentsOf: bytes)
+    }
+
+    /// Drops the consumed front before an append: all of it without copying when nothing is left, or once it is
+    /// over 4 KiB and more than half the storage.
+    private mutating func makeRoom() {
         if head == storage.count {
             storage.removeAll(keepingCapacity: true)
             head = 0
@@ -42,7 +42,6 @@ public struct ByteQueue: Sendable {
             storage.removeFirst(head)
             head = 0
         }
-        storage.append(contentsOf: bytes)
     }
 
     /// Appends part of an array.

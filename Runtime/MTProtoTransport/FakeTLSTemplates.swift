@@ -56,23 +56,9 @@ public enum FakeTLSTemplate: String, Sendable, Hashable, CaseIterable {
     private static let legacyOps: [HelloOp] = [
         .hex("1603010200010001fc0303"), .zero(32), .hex("20"), .random(32), .hex("0020"), .grease(0),
         .hex("130113021303c02bc02fc02cc030cca9cca8c013c014009c009d002f003501000193"), .grease(2), .hex("0000"),
-        .permutation([
-            [.hex("0000"), .begin, .begin, .hex("00"), .begin, .domain, .end, .end, .end],
-            [.hex("000500050100000000")],
-            [.hex("000a000a0008"), .grease(4), .hex("001d00170018")],
-            [.hex("000b00020100")],
-            [.hex("000d0012001004030804040105030805050108060601")],
-            [.hex("0010000e000c02683208687474702f312e31")],
-            [.hex("00120000")],
-            [.hex("00170000")],
-            [.hex("001b0003020002")],
-            [.hex("00230000")],
-            [.hex("002b000706"), .grease(6), .hex("03040303")],
-            [.hex("002d00020101")],
-            [.hex("0033002b0029"), .grease(4), .hex("000100001d0020"), .key],
-            [.hex("446900050003026832")],
-            [.hex("ff01000100")],
-        ]),
+        .permutation(extensions(supportedGroups: [.hex("000a000a0008"), .grease(4), .hex("001d00170018")],
+                                keyShare: [.hex("0033002b0029"), .grease(4), .hex("000100001d0020"), .key],
+                                alps: .hex("446900050003026832"))),
         .grease(3), .hex("0001000015"), .legacyPadding,
     ]
 
@@ -80,10 +66,22 @@ public enum FakeTLSTemplate: String, Sendable, Hashable, CaseIterable {
         .hex("160301"), .begin, .hex("0100"), .begin, .hex("0303"), .zero(32), .hex("20"), .random(32), .hex("0020"),
         .grease(0), .hex("130113021303c02bc02fc02cc030cca9cca8c013c014009c009d002f00350100"), .begin, .grease(2),
         .hex("0000"),
-        .permutation([
+        .permutation(extensions(
+            supportedGroups: [.hex("000a000c000a"), .grease(4), .hex("11ec001d00170018")],
+            keyShare: [.hex("003304ef04ed"), .grease(4), .hex("00010011ec04c0"), .mlkem, .key, .hex("001d0020"), .key],
+            alps: .hex("44cd00050003026832"),
+            ech: [.hex("fe0d"), .begin, .hex("0000010001"), .random(1), .hex("0020"), .random(32), .begin, .ech, .end, .end])),
+        .grease(3), .hex("000100"), .padding, .end, .end, .end,
+    ]
+
+    /// The extensions both layouts permute, in the order the permutation starts from; they differ in the supported
+    /// groups, the key share, the ALPS extension's id and whether an ECH extension comes before the last.
+    private static func extensions(supportedGroups: [HelloOp], keyShare: [HelloOp], alps: HelloOp,
+                                   ech: [HelloOp]? = nil) -> [[HelloOp]] {
+        [
             [.hex("0000"), .begin, .begin, .hex("00"), .begin, .domain, .end, .end, .end],
             [.hex("000500050100000000")],
-            [.hex("000a000c000a"), .grease(4), .hex("11ec001d00170018")],
+            supportedGroups,
             [.hex("000b00020100")],
             [.hex("000d0012001004030804040105030805050108060601")],
             [.hex("0010000e000c02683208687474702f312e31")],
@@ -93,11 +91,8 @@ public enum FakeTLSTemplate: String, Sendable, Hashable, CaseIterable {
             [.hex("00230000")],
             [.hex("002b000706"), .grease(6), .hex("03040303")],
             [.hex("002d00020101")],
-            [.hex("003304ef04ed"), .grease(4), .hex("00010011ec04c0"), .mlkem, .key, .hex("001d0020"), .key],
-            [.hex("44cd00050003026832")],
-            [.hex("fe0d"), .begin, .hex("0000010001"), .random(1), .hex("0020"), .random(32), .begin, .ech, .end, .end],
-            [.hex("ff01000100")],
-        ]),
-        .grease(3), .hex("000100"), .padding, .end, .end, .end,
-    ]
+            keyShare,
+            [alps],
+        ] + (ech.map { [$0] } ?? []) + [[.hex("ff01000100")]]
+    }
 }

@@ -176,13 +176,8 @@ public struct JSONParser {
     private mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
         try enter()
         defer { depth -= 1 }
-        i += 1
         var members: [(String, JSONValue)] = []
-        skipWhitespace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
-            i += 1
-            return .object(members)
-        }
+        if opensEmpty(closing: "}") { return .object(members) }
         while true {
             skipWhitespace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw error("expected a string key") }
@@ -192,45 +187,45 @@ public struct JSONParser {
             i += 1
             skipWhitespace()
             members.append((key, try parseValue()))
-            skipWhitespace()
-            guard i < bytes.count else { throw error("unterminated object") }
-            if bytes[i] == UInt8(ascii: ",") {
-                i += 1
-                continue
-            }
-            if bytes[i] == UInt8(ascii: "}") {
-                i += 1
-                return .object(members)
-            }
-            throw error("expected ',' or '}'")
+            if try endsAfterItem(closing: "}", of: "object") { return .object(members) }
         }
     }
 
     private mutating func parseArray() throws(JSONSyntaxError) -> JSONValue {
         try enter()
         defer { depth -= 1 }
-        i += 1
         var items: [JSONValue] = []
-        skipWhitespace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
-            i += 1
-            return .array(items)
-        }
+        if opensEmpty(closing: "]") { return .array(items) }
         while true {
             skipWhitespace()
             items.append(try parseValue())
-            skipWhitespace()
-            guard i < bytes.count else { throw error("unterminated array") }
-            if bytes[i] == UInt8(ascii: ",") {
-                i += 1
-                continue
-            }
-            if bytes[i] == UInt8(ascii: "]") {
-                i += 1
-                return .array(items)
-            }
-            throw error("expected ',' or ']'")
+            if try endsAfterItem(closing: "]", of: "array") { return .array(items) }
         }
+    }
+
+    /// Past an object's or an array's opening bracket: whether the `closing` one follows at once.
+    private mutating func opensEmpty(closing: Unicode.Scalar) -> Bool {
+        i += 1
+        skipWhitespace()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: closing) else { return false }
+        i += 1
+        return true
+    }
+
+    /// After an object's member or an array's item: reads the `,` before the next (false) or the `closing` bracket
+    /// that ends it (true).
+    private mutating func endsAfterItem(closing: Unicode.Scalar, of what: String) throws(JSONSyntaxError) -> Bool {
+        skipWhitespace()
+        guard i < bytes.count else { throw error("unterminated \(what)") }
+        if bytes[i] == UInt8(ascii: ",") {
+            i += 1
+            return false
+        }
+        if bytes[i] == UInt8(ascii: closing) {
+            i += 1
+            return true
+        }
+        throw error("expected ',' or '\(closing)'")
     }
 
     private mutating func parseNumber() throws(JSONSyntaxError) -> JSONValue {

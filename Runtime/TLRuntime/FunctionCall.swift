@@ -13,16 +13,35 @@ public struct FunctionDescription: Sendable, CustomStringConvertible {
     }
 
     let source: Source
+    /// What a generated builder recorded as the call's target.
+    private let recordedTarget: (any TLObject)?
 
     /// The description of a request value (its fields are read from the value itself).
     public init(_ function: any TLFunction) {
         source = .function(function)
+        recordedTarget = nil
     }
 
     /// The request `buffer` holds (boxed, from its first byte), as `registry` reads it. Later writes to `buffer` do
-    /// not change it.
-    public init(serialized buffer: Buffer, registry: TLRegistry) {
+    /// not change it. `target` is what the call acts on, as the builder was given it (see ``target``).
+    public init(serialized buffer: Buffer, registry: TLRegistry, target: (any TLObject)? = nil) {
         source = .serialized(buffer._snapshot(), registry)
+        recordedTarget = target
+    }
+
+    /// The peer or channel the call acts on: its `peer` or `channel` argument when that is an object. Generated
+    /// builders record it as they write the call, so it is known without reading the bytes back; a description of
+    /// a request value reads it from the value's fields. nil when the call has no such argument.
+    public var target: (any TLObject)? {
+        switch source {
+        case .function(let function):
+            for (name, value) in function.descriptionFields().1 where name == "peer" || name == "channel" {
+                if case .object(let object) = value { return object }
+            }
+            return nil
+        case .serialized:
+            return recordedTarget
+        }
     }
 
     /// The request as a value. One written by generated code is parsed from its bytes each time; bytes the

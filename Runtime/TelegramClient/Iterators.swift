@@ -1,4 +1,5 @@
-// AsyncSequences over a chat's history, the dialogs and a search, each paging by its method's offsets
+// The AsyncSequences over a chat's history, the dialogs and a search (made by `TelegramClient.history`, `search`
+// and `dialogs`, TelegramClient+Messages.swift), each paging by its method's offsets
 // (core.telegram.org/api/offsets): a page asks for the messages past the previous page's last one, the sequence ends
 // at the first short or empty page, flood waits are waited out, and every page's users and chats reach the peer cache
 // (through `invoke`).
@@ -34,44 +35,6 @@ public struct PagingOptions: Sendable {
         self.limit = limit
         self.maxFloodWait = maxFloodWait
         self.maxFloodWaits = maxFloodWaits
-    }
-}
-
-extension TelegramClient {
-    /// A chat's messages, newest first from `start` (oldest first when `reverse`), through `messages.getHistory`.
-    public nonisolated func history(of peer: Api.InputPeer, from start: HistoryStart = .newest, reverse: Bool = false,
-                                    options: PagingOptions = PagingOptions()) -> MessageSequence {
-        MessageSequence(client: self, source: .history(peer), start: start, reverse: reverse, options: options)
-    }
-
-    /// The messages of a chat whose text contains `query`, newest first, through `messages.search`.
-    public nonisolated func search(in peer: Api.InputPeer, query: String,
-                                   options: PagingOptions = PagingOptions()) -> MessageSequence {
-        MessageSequence(client: self, source: .search(peer, query), start: .newest, reverse: false, options: options)
-    }
-
-    /// The account's dialogs as `messages.getDialogs` orders them (pinned ones first), each once; `folder` 0 is the
-    /// main list, 1 the archive, nil both as Telegram mixes them.
-    public nonisolated func dialogs(folder: Int32? = nil, excludePinned: Bool = false,
-                                    options: PagingOptions = PagingOptions()) -> DialogSequence {
-        DialogSequence(client: self, folder: folder, excludePinned: excludePinned, options: options)
-    }
-
-    /// Runs `call`, waiting out flood waits up to the options' bounds (the connection's own threshold may have
-    /// waited some already).
-    nonisolated func invokeWaiting<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>),
-                                                options: PagingOptions) async throws -> T {
-        var waits = 0
-        while true {
-            do {
-                return try await invoke(call)
-            } catch MTProtoClientError.rpc(let error) {
-                guard case .floodWait(let seconds) = error.kind, seconds <= options.maxFloodWait,
-                      waits < options.maxFloodWaits else { throw MTProtoClientError.rpc(error) }
-                waits += 1
-                try await Task.sleep(for: .seconds(max(1, seconds)))
-            }
-        }
     }
 }
 

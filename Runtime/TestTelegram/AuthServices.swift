@@ -14,12 +14,8 @@ extension TestTelegramService {
         handlers.on(Api.functions.auth.SendCode.self) { [self] call, request throws(RPCError) in
             try sendCode(call, phone: try personPhone(request.phoneNumber))
         }
-        handlers.on(Api.functions.auth.SignIn.self) { [self] call, request throws(RPCError) in
-            try signIn(call, request)
-        }
-        handlers.on(Api.functions.auth.SignUp.self) { [self] call, request throws(RPCError) in
-            try signUp(call, request)
-        }
+        handlers.on(Api.functions.auth.SignIn.self, signIn)
+        handlers.on(Api.functions.auth.SignUp.self, signUp)
         handlers.on(Api.functions.auth.LogOut.self) { [self] call, _ throws(RPCError) in
             let key = DCKey(dcID: call.endpoint.dcID, authKeyID: call.authKeyID)
             try state.withLock { state throws(RPCError) in

@@ -50,9 +50,7 @@ extension TestTelegramService {
     public func cdnHandlers() -> RPCHandlers {
         var handlers = TestTelegram.handlers()
         handlers.overrides = overrides
-        handlers.on(Api.functions.upload.GetCdnFile.self) { [self] call, request throws(RPCError) in
-            try getCdnFile(call, request)
-        }
+        handlers.on(Api.functions.upload.GetCdnFile.self, getCdnFile)
         return handlers
     }
 

@@ -13,12 +13,8 @@ import TelegramApiServer
 
 extension TestTelegramService {
     func registerChannels(into handlers: inout RPCHandlers) {
-        handlers.on(Api.functions.channels.CreateChannel.self) { [self] call, request throws(RPCError) in
-            try createChannel(call, request)
-        }
-        handlers.on(Api.functions.channels.InviteToChannel.self) { [self] call, request throws(RPCError) in
-            try invite(call, request)
-        }
+        handlers.on(Api.functions.channels.CreateChannel.self, createChannel)
+        handlers.on(Api.functions.channels.InviteToChannel.self, invite)
         handlers.on(Api.functions.channels.GetChannels.self) { [self] call, request throws(RPCError) in
             let me = try caller(call)
             let inputs = request.id
@@ -28,15 +24,9 @@ extension TestTelegramService {
             }
             return Api.messages.Chats.chats(.init(chats: chats))
         }
-        handlers.on(Api.functions.channels.DeleteMessages.self) { [self] call, request throws(RPCError) in
-            try deleteMessages(call, request)
-        }
-        handlers.on(Api.functions.channels.LeaveChannel.self) { [self] call, request throws(RPCError) in
-            try leave(call, request)
-        }
-        handlers.on(Api.functions.updates.GetChannelDifference.self) { [self] call, request throws(RPCError) in
-            try channelDifference(call, request)
-        }
+        handlers.on(Api.functions.channels.DeleteMessages.self, deleteMessages)
+        handlers.on(Api.functions.channels.LeaveChannel.self, leave)
+        handlers.on(Api.functions.updates.GetChannelDifference.self, channelDifference)
     }
 
     // MARK: Making and joining

@@ -52,18 +52,10 @@ extension TestTelegramService {
     static let secretChatDH = try? DHParameters(prime: DHPrimeCache.telegramPrime, g: 3)
 
     func registerEncrypted(into handlers: inout RPCHandlers) {
-        handlers.on(Api.functions.messages.GetDhConfig.self) { [self] call, request throws(RPCError) in
-            try dhConfig(call, request)
-        }
-        handlers.on(Api.functions.messages.RequestEncryption.self) { [self] call, request throws(RPCError) in
-            try requestEncryption(call, request)
-        }
-        handlers.on(Api.functions.messages.AcceptEncryption.self) { [self] call, request throws(RPCError) in
-            try acceptEncryption(call, request)
-        }
-        handlers.on(Api.functions.messages.DiscardEncryption.self) { [self] call, request throws(RPCError) in
-            try discardEncryption(call, request)
-        }
+        handlers.on(Api.functions.messages.GetDhConfig.self, dhConfig)
+        handlers.on(Api.functions.messages.RequestEncryption.self, requestEncryption)
+        handlers.on(Api.functions.messages.AcceptEncryption.self, acceptEncryption)
+        handlers.on(Api.functions.messages.DiscardEncryption.self, discardEncryption)
         handlers.on(Api.functions.messages.SendEncrypted.self) { [self] call, request throws(RPCError) in
             try sendEncrypted(call, kind: .message, peer: request.peer, randomID: request.randomId, data: request.data)
         }
@@ -74,18 +66,10 @@ extension TestTelegramService {
             try sendEncrypted(call, kind: .file, peer: request.peer, randomID: request.randomId, data: request.data,
                               file: request.file)
         }
-        handlers.on(Api.functions.messages.UploadEncryptedFile.self) { [self] call, request throws(RPCError) in
-            try uploadEncryptedFile(call, request)
-        }
-        handlers.on(Api.functions.messages.ReadEncryptedHistory.self) { [self] call, request throws(RPCError) in
-            try readEncryptedHistory(call, request)
-        }
-        handlers.on(Api.functions.messages.SetEncryptedTyping.self) { [self] call, request throws(RPCError) in
-            try setEncryptedTyping(call, request)
-        }
-        handlers.on(Api.functions.messages.ReceivedQueue.self) { [self] call, request throws(RPCError) in
-            try receivedQueue(call, request)
-        }
+        handlers.on(Api.functions.messages.UploadEncryptedFile.self, uploadEncryptedFile)
+        handlers.on(Api.functions.messages.ReadEncryptedHistory.self, readEncryptedHistory)
+        handlers.on(Api.functions.messages.SetEncryptedTyping.self, setEncryptedTyping)
+        handlers.on(Api.functions.messages.ReceivedQueue.self, receivedQueue)
     }
 
     // MARK: The handshake
@@ -153,12 +137,9 @@ extension TestTelegramService {
     private func acceptEncryption(_ call: RPCCall, _ request: Api.functions.messages.AcceptEncryption)
         throws(RPCError) -> Api.EncryptedChat {
         let me = try caller(call)
-        let peer = request.peer
-        let gB = request.gB
-        let fingerprint = request.keyFingerprint
         let date = Self.date(call)
         let (answer, deliveries) = try state.withLock { state throws(RPCError) -> (Api.EncryptedChat, [Delivery]) in
-            guard let chat = state.secret.chat(peer, me: me), chat.participant == me else {
+            guard let chat = state.secret.chat(request.peer, me: me), chat.participant == me else {
                 throw RPCError(code: 400, message: "CHAT_ID_INVALID")
             }
             switch chat.phase {
@@ -167,8 +148,8 @@ extension TestTelegramService {
             case .requested: break
             }
             // Not in Telegram's published list for this method; the name other reimplementations use.
-            try Self.checkPublicValue(gB, error: "DH_G_B_INVALID")
-            state.secret.chats[chat.id]?.accept(gB: gB, keyFingerprint: fingerprint)
+            try Self.checkPublicValue(request.gB, error: "DH_G_B_INVALID")
+            state.secret.chats[chat.id]?.accept(gB: request.gB, keyFingerprint: request.keyFingerprint)
             let deliveries = state.announce(chat.id, date: date)
             return (state.secret.chats[chat.id]?.api(for: me) ?? .encryptedChatEmpty(.init(id: chat.id)), deliveries)
         }

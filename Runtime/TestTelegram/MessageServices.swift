@@ -61,9 +61,7 @@ extension TestTelegramService {
             return try send(call, peer: request.peer, randomID: request.randomId, text: text,
                             media: .messageMediaDocument(.init(document: document)))
         }
-        handlers.on(Api.functions.messages.GetHistory.self) { [self] call, request throws(RPCError) in
-            try history(call, request)
-        }
+        handlers.on(Api.functions.messages.GetHistory.self, history)
         handlers.on(Api.functions.messages.GetDialogs.self) { [self] call, request throws(RPCError) in
             try refuseBots(call)
             return try dialogs(call, request)
@@ -349,16 +347,16 @@ extension ServiceState {
         }
     }
 
+    /// The user an input user names, by the same rules as its input peer.
     func resolve(_ user: Api.InputUser, me: Int64) -> Int64? {
         switch user {
-        case .inputUserSelf: return me
+        case .inputUserSelf: resolve(Api.InputPeer.inputPeerSelf, me: me)
         case .inputUser(let input):
-            guard let account = accounts[input.userId],
-                  hash(account.accessHash, viewer: me) == input.accessHash else { return nil }
-            return account.id
+            resolve(Api.InputPeer.inputPeerUser(.init(userId: input.userId, accessHash: input.accessHash)), me: me)
         case .inputUserFromMessage(let from):
-            return sender(from.userId, of: from.msgId, in: from.peer, me: me)
-        default: return nil
+            resolve(Api.InputPeer.inputPeerUserFromMessage(.init(peer: from.peer, msgId: from.msgId, userId: from.userId)),
+                    me: me)
+        default: nil
         }
     }
 }

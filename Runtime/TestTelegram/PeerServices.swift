@@ -12,27 +12,13 @@ import TelegramApiServer
 
 extension TestTelegramService {
     func registerPeers(into handlers: inout RPCHandlers) {
-        handlers.on(Api.functions.messages.Search.self) { [self] call, request throws(RPCError) in
-            try search(call, request)
-        }
-        handlers.on(Api.functions.messages.ToggleDialogPin.self) { [self] call, request throws(RPCError) in
-            try togglePin(call, request)
-        }
-        handlers.on(Api.functions.messages.EditMessage.self) { [self] call, request throws(RPCError) in
-            try edit(call, request)
-        }
-        handlers.on(Api.functions.messages.DeleteMessages.self) { [self] call, request throws(RPCError) in
-            try deletePrivate(call, request)
-        }
-        handlers.on(Api.functions.messages.SetTyping.self) { [self] call, request throws(RPCError) in
-            try typing(call, request)
-        }
-        handlers.on(Api.functions.account.UpdateStatus.self) { [self] call, request throws(RPCError) in
-            try status(call, request)
-        }
-        handlers.on(Api.functions.messages.GetBotCallbackAnswer.self) { [self] call, request throws(RPCError) in
-            try callbackQuery(call, request)
-        }
+        handlers.on(Api.functions.messages.Search.self, search)
+        handlers.on(Api.functions.messages.ToggleDialogPin.self, togglePin)
+        handlers.on(Api.functions.messages.EditMessage.self, edit)
+        handlers.on(Api.functions.messages.DeleteMessages.self, deletePrivate)
+        handlers.on(Api.functions.messages.SetTyping.self, typing)
+        handlers.on(Api.functions.account.UpdateStatus.self, status)
+        handlers.on(Api.functions.messages.GetBotCallbackAnswer.self, callbackQuery)
     }
 
     /// Stores `count` messages between two accounts, alternating senders, dated one second apart from `startDate`,

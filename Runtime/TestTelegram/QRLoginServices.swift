@@ -27,12 +27,8 @@ extension TestTelegramService {
     public static let loginTokenLifetime: Double = 30
 
     func registerQRLogin(into handlers: inout RPCHandlers) {
-        handlers.on(Api.functions.auth.ExportLoginToken.self) { [self] call, request throws(RPCError) in
-            try exportLoginToken(call, request)
-        }
-        handlers.on(Api.functions.auth.ImportLoginToken.self) { [self] call, request throws(RPCError) in
-            try importLoginToken(call, request)
-        }
+        handlers.on(Api.functions.auth.ExportLoginToken.self, exportLoginToken)
+        handlers.on(Api.functions.auth.ImportLoginToken.self, importLoginToken)
         handlers.on(Api.functions.auth.AcceptLoginToken.self) { [self] call, request throws(RPCError) in
             try refuseBots(call)
             return try acceptLoginToken(call, token: request.token)

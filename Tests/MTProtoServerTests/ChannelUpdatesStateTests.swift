@@ -2,6 +2,7 @@
 // channel's gap waited for and filled by a late update or by getChannelDifference without holding up the common box
 // or another channel, slices and too-long differences, updateChannelTooLong, failures, access hashes, the bound on
 // channels, and the boxes' stored form.
+import TLRuntime
 import TelegramApi
 import TelegramClient
 import TelegramSession
@@ -279,6 +280,20 @@ import Testing
         let user = Api.InputPeer.inputPeerUser(.init(userId: 5, accessHash: 1))
         #expect(TelegramClient.channelID(of: Api.functions.messages.readMentions(peer: user).0) == nil)
         #expect(TelegramClient.channelID(of: Api.functions.messages.deleteMessages(id: [1]).0) == nil)
+    }
+
+    /// The target is what the builder was given, not read back from the bytes: a description of the same bytes
+    /// made without one has none, though its parameters name the channel; one made from the request value reads
+    /// it from the value's fields.
+    @Test func aCallsTargetIsRecordedWhenTheCallIsBuilt() {
+        let channel = Api.InputChannel.inputChannel(.init(channelId: 77, accessHash: 1))
+        let call = Api.functions.channels.deleteMessages(channel: channel, id: [1, 2])
+        #expect(call.0.target is Api.InputChannel)
+        let unrecorded = FunctionDescription(serialized: call.1, registry: Api.registry)
+        #expect(unrecorded.target == nil)
+        #expect(unrecorded.parameters.contains { $0.0 == "channel" })
+        #expect(TelegramClient.channelID(of: unrecorded) == nil)
+        #expect(TelegramClient.channelID(of: FunctionDescription(call.0.function)) == 77)
     }
 
     @Test func aChannelTheAccountIsOutOfIsNoLongerFollowed() {

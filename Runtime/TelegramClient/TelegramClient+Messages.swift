@@ -1,6 +1,8 @@
-// Sending formatted text: markup parsed to text and entities (TelegramFormatting), then `messages.sendMessage` with
+// Messages: a chat's history, a search and the dialogs as AsyncSequences that page (Iterators.swift), and sending
+// formatted text: markup parsed to text and entities (TelegramFormatting), then `messages.sendMessage` with
 // a fresh random_id. A mention of a user by id is sent as `inputMessageEntityMentionName`, which needs the user's
 // access hash (core.telegram.org/api/mentions): the caller's resolver supplies it.
+import MTProtoClient
 import MTProtoCrypto
 import TLRuntime
 import TelegramApi
@@ -55,5 +57,43 @@ extension TelegramClient {
         Api.functions.messages.sendMessage(noWebpage: noWebpage, silent: silent, peer: peer, replyTo: replyTo,
                                            message: text, randomId: randomID,
                                            entities: entities.isEmpty ? nil : entities)
+    }
+}
+
+extension TelegramClient {
+    /// A chat's messages, newest first from `start` (oldest first when `reverse`), through `messages.getHistory`.
+    public nonisolated func history(of peer: Api.InputPeer, from start: HistoryStart = .newest, reverse: Bool = false,
+                                    options: PagingOptions = PagingOptions()) -> MessageSequence {
+        MessageSequence(client: self, source: .history(peer), start: start, reverse: reverse, options: options)
+    }
+
+    /// The messages of a chat whose text contains `query`, newest first, through `messages.search`.
+    public nonisolated func search(in peer: Api.InputPeer, query: String,
+                                   options: PagingOptions = PagingOptions()) -> MessageSequence {
+        MessageSequence(client: self, source: .search(peer, query), start: .newest, reverse: false, options: options)
+    }
+
+    /// The account's dialogs as `messages.getDialogs` orders them (pinned ones first), each once; `folder` 0 is the
+    /// main list, 1 the archive, nil both as Telegram mixes them.
+    public nonisolated func dialogs(folder: Int32? = nil, excludePinned: Bool = false,
+                                    options: PagingOptions = PagingOptions()) -> DialogSequence {
+        DialogSequence(client: self, folder: folder, excludePinned: excludePinned, options: options)
+    }
+
+    /// Runs `call`, waiting out flood waits up to the options' bounds (the connection's own threshold may have
+    /// waited some already).
+    nonisolated func invokeWaiting<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>),
+                                                options: PagingOptions) async throws -> T {
+        var waits = 0
+        while true {
+            do {
+                return try await invoke(call)
+            } catch MTProtoClientError.rpc(let error) {
+                guard case .floodWait(let seconds) = error.kind, seconds <= options.maxFloodWait,
+                      waits < options.maxFloodWaits else { throw MTProtoClientError.rpc(error) }
+                waits += 1
+                try await Task.sleep(for: .seconds(max(1, seconds)))
+            }
+        }
     }
 }
