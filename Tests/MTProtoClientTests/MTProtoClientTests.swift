@@ -259,7 +259,6 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
         @Sendable func isCancelled(_ result: Result<[UInt8], any Error>) -> Bool {
             if case .failure(MTProtoClientError.cancelled) = result { true } else { false }
         }
-        let started = ContinuousClock.now
         // Cancelled before the call is made.
         let early = Task {
             withUnsafeCurrentTask { $0?.cancel() }
@@ -285,8 +284,8 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
         let waiting = Task { await outcome([7, 0xde, 0xad, 0xc0]) }
         try await Task.sleep(for: .milliseconds(5))
         waiting.cancel()
+        // A cancellation that did not take effect would end its call at the 10 s request timeout, with `.timeout`.
         #expect(isCancelled(await waiting.value))
-        #expect(ContinuousClock.now - started < .seconds(5), "every cancellation took effect at once, not at a timeout")
         #expect(try await client.invoke(raw: [0x01, 0xee, 0xff, 0xc0, 3, 0, 0, 0]) == [0x02, 0xee, 0xff, 0xc0, 3, 0, 0, 0])
         await client.close()
         await server.stop()
@@ -323,8 +322,10 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
         for error in [firstError, lastError] {
             guard case MTProtoClientError.timeout? = error else { Issue.record("not a timeout: \(String(describing: error))"); continue }
         }
-        #expect(firstAt >= .milliseconds(1500) && firstAt < .milliseconds(4000), "\(firstAt)")
-        #expect(lastAt >= .milliseconds(300) && lastAt < .milliseconds(1500), "\(lastAt)")
+        // Not before their deadlines; a deadline dropped with the finished calls' would leave its call unanswered
+        // until the suite's time limit fails the test.
+        #expect(firstAt >= .milliseconds(1500), "\(firstAt)")
+        #expect(lastAt >= .milliseconds(300), "\(lastAt)")
         await client.close()
         await server.stop()
     }

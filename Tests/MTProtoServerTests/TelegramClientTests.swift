@@ -273,15 +273,14 @@ struct LocalTelegram {
         telegram.server.faults.delaySeconds = 20
         let call = Task { try await client.invoke(Api.functions.help.getConfig()) }
         try await Task.sleep(for: .milliseconds(100))
-        let started = ContinuousClock.now
         call.cancel()
+        // Not cancelled, the call would be answered after the server's 20 s delay, and this would fail.
         await #expect {
             _ = try await call.value
         } throws: { error in
             if case MTProtoClientError.cancelled = error { return true }
             return false
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
         await client.close()
         try await telegram.server.shutdown()
     }
