@@ -94,13 +94,15 @@ def main():
     parser.add_argument("--part-sizes", default="524288,1048576", help="download part sizes to compare, in bytes")
     parser.add_argument("--parts-in-flight", type=int, default=8, help="mtcall's --parts-in-flight")
     parser.add_argument("--media-connections", type=int, default=2, help="mtcall's --media-connections")
+    parser.add_argument("--server-threads", type=int, help="mtserver's --threads (default: one per core)")
     parser.add_argument("--debug", action="store_true", help="use the debug build")
     parser.add_argument("--bin", help="the folder with mtserver and mtcall (default: swift build's)")
     args = parser.parse_args()
     binary = args.bin or build_dir("debug" if args.debug else "release")
     size = args.megabytes << 20
     with tempfile.TemporaryDirectory() as workdir, \
-            running_mtserver(binary, workdir, max(512, 4 * args.megabytes), "9996620001:Bench::bench_user") \
+            running_mtserver(binary, workdir, max(512, 4 * args.megabytes), "9996620001:Bench::bench_user",
+                             *(["--threads", str(args.server_threads)] if args.server_threads else [])) \
             as (ready, keyfile):
         data_path = os.path.join(workdir, "data.bin")
         data = os.urandom(size)
