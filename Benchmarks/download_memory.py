@@ -17,6 +17,8 @@ import sys
 import tempfile
 import time
 
+from mtserver_process import build_dir, running_mtserver
+
 
 def main():
     parser = argparse.ArgumentParser()
@@ -25,51 +27,40 @@ def main():
     parser.add_argument("--bin", help="the folder with mtserver and mtcall (default: swift build's)")
     args = parser.parse_args()
     configuration = "debug" if args.debug else "release"
-    binary = args.bin or subprocess.run(["swift", "build", "-c", configuration, "--show-bin-path"],
-                                        capture_output=True, text=True, check=True).stdout.strip()
+    binary = args.bin or build_dir(configuration)
     size = args.megabytes << 20
-    with tempfile.TemporaryDirectory() as workdir:
-        server = subprocess.Popen([os.path.join(binary, "mtserver"), "--generate-key", "--timeout", "3600",
-                                   "--file-limit-mb", str(args.megabytes + 64), "--user", "9996620001:Mem::mem_user",
-                                   "--log-level", "error"], stdout=subprocess.PIPE, text=True)
-        try:
-            ready = json.loads(server.stdout.readline())
-            keyfile = os.path.join(workdir, "key.pem")
-            with open(keyfile, "w") as handle:
-                handle.write(ready["public_key"])
-            path = os.path.join(workdir, "big.bin")
-            digest = hashlib.sha256()
-            with open(path, "wb") as handle:
-                for _ in range(args.megabytes):
-                    block = os.urandom(1 << 20)
-                    digest.update(block)
-                    handle.write(block)
-            base = [os.path.join(binary, "mtcall"), "--server", f"127.0.0.1:{ready['port']}", "--rsa-key", keyfile,
-                    "--session", os.path.join(workdir, "s.sqlite"), "--timeout", "120"]
-            started = time.monotonic()
-            done = subprocess.run(base + ["--phone", "9996620001", "--code", "22222", "upload", path, "--to", "self"],
-                                  capture_output=True, text=True, timeout=3600, check=True)
-            uploaded = time.monotonic() - started
-            line = done.stdout.strip().splitlines()[-1]
-            assert json.loads(line)["sha256"] == digest.hexdigest()
-            os.remove(path)
-            out = os.path.join(workdir, "out.bin")
-            started = time.monotonic()
-            child = subprocess.Popen(base + ["download", line, "--out", out], stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True)
-            output = child.stdout.read()
-            _, status, usage = os.wait4(child.pid, 0)
-            downloaded = time.monotonic() - started
-            if status != 0:
-                raise SystemExit(f"mtcall download: status {status}")
-            got = json.loads(output.strip().splitlines()[-1])
-            assert got["sha256"] == digest.hexdigest() and got["size"] == size, got
-            print(f"{args.megabytes} MB ({configuration}): upload {args.megabytes / uploaded:.1f} MB/s, download "
-                  f"{args.megabytes / downloaded:.1f} MB/s (with the SHA-256 of the written file), SHA-256 equal; "
-                  f"peak RSS of mtcall download: {usage.ru_maxrss / 1024:.1f} MB")
-        finally:
-            server.terminate()
-            server.wait(10)
+    with tempfile.TemporaryDirectory() as workdir, \
+            running_mtserver(binary, workdir, args.megabytes + 64, "9996620001:Mem::mem_user") as (ready, keyfile):
+        path = os.path.join(workdir, "big.bin")
+        digest = hashlib.sha256()
+        with open(path, "wb") as handle:
+            for _ in range(args.megabytes):
+                block = os.urandom(1 << 20)
+                digest.update(block)
+                handle.write(block)
+        base = [os.path.join(binary, "mtcall"), "--server", f"127.0.0.1:{ready['port']}", "--rsa-key", keyfile,
+                "--session", os.path.join(workdir, "s.sqlite"), "--timeout", "120"]
+        started = time.monotonic()
+        done = subprocess.run(base + ["--phone", "9996620001", "--code", "22222", "upload", path, "--to", "self"],
+                              capture_output=True, text=True, timeout=3600, check=True)
+        uploaded = time.monotonic() - started
+        line = done.stdout.strip().splitlines()[-1]
+        assert json.loads(line)["sha256"] == digest.hexdigest()
+        os.remove(path)
+        out = os.path.join(workdir, "out.bin")
+        started = time.monotonic()
+        child = subprocess.Popen(base + ["download", line, "--out", out], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)
+        output = child.stdout.read()
+        _, status, usage = os.wait4(child.pid, 0)
+        downloaded = time.monotonic() - started
+        if status != 0:
+            raise SystemExit(f"mtcall download: status {status}")
+        got = json.loads(output.strip().splitlines()[-1])
+        assert got["sha256"] == digest.hexdigest() and got["size"] == size, got
+        print(f"{args.megabytes} MB ({configuration}): upload {args.megabytes / uploaded:.1f} MB/s, download "
+              f"{args.megabytes / downloaded:.1f} MB/s (with the SHA-256 of the written file), SHA-256 equal; "
+              f"peak RSS of mtcall download: {usage.ru_maxrss / 1024:.1f} MB")
     return 0
 
 

@@ -1,7 +1,9 @@
 // The server role over SwiftNIO: a listener on loopback whose every accepted channel feeds a `ServerConnection`
 // (bytes and the wall clock in, bytes out), with one timer per channel for the connection's next deadline. All
 // protocol logic stays in the sans-IO connection; this file only moves bytes, keeps time and enforces the
-// connection and write-queue limits.
+// connection and write-queue limits. Connections are spread over the event loops of a group with a thread per core
+// by default; each stays on its loop, where its crypto runs, and what they share (keys, sessions, routes, the
+// handlers' state) is locked.
 import Foundation
 import MTProto
 import MTProtoCrypto
@@ -50,10 +52,14 @@ public final class MTProtoTestServer: Sendable {
         public var faults = FaultPlan()
         /// The seed fault draws come from, so a run with faults replays.
         public var faultSeed: UInt64 = 0
-        /// Called for every connection event and close, from the connection's event loop.
+        /// Called for every connection event and close, from the connection's event loop (so from several threads
+        /// at once when `threads` is more than 1).
         public var onEvent: @Sendable (ConnectionReport) -> Void
         /// The server's clock, Unix seconds (the wall clock unless a test injects one it can advance).
         public var clock: @Sendable () -> Double = ServerContext.wallClock
+        /// Event-loop threads the connections are spread over (at least 1): the machine's cores by default, so
+        /// clients on different connections are served, and their frames encrypted, at the same time.
+        public var threads = System.coreCount
 
         /// A configuration; with the defaults, one DC (2) on a free loopback port, no proxy, no faults.
         public init(rsaKeys: [RSAPrivateKey], handlers: RPCHandlers, host: String = "127.0.0.1", port: Int = 0,
@@ -132,7 +138,7 @@ public final class MTProtoTestServer: Sendable {
                 faults: configuration.faults, faultSeed: configuration.faultSeed &+ UInt64(index) &* 2,
                 directory: directory, clock: configuration.clock)))
         }
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
         let counter = ConnectionCounter()
         let routes = SessionRoutes()
         var channels: [any Channel] = []
@@ -232,7 +238,7 @@ public final class MTProtoTestServer: Sendable {
     /// Connections open now.
     public var connectionCount: Int { openConnections.current }
 
-    /// Closes the listeners and every connection, and stops the event loop.
+    /// Closes the listeners and every connection, and stops the event loops.
     public func shutdown() async throws {
         for channel in channels { try? await channel.close() }
         try await group.shutdownGracefully()

@@ -25,8 +25,9 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxSessions = 10_000
     /// Sessions kept per auth key (the least recently used is forgotten first).
     public var maxSessionsPerKey = 16
-    /// Largest transport payload accepted (an upload part is 512 KiB).
-    public var maxFramePayload = 1 << 20
+    /// Largest transport payload accepted and sent: by default what Telegram's are, a 1 MiB file part with its
+    /// envelope (`FrameLimits.defaultMaximumPayload`).
+    public var maxFramePayload = FrameLimits.defaultMaximumPayload
     /// Bytes written to a connection and not yet taken by the socket; above it the client is not reading.
     public var maxQueuedBytes = 8 << 20
     /// Seconds without a frame from the client before the connection is closed.

@@ -1,8 +1,9 @@
 // What a server shares between its connections: the auth keys it created (with each key's salt schedule, and for a
 // temporary key its expiry and the permanent key it is bound to) and the sessions open on them, keyed by (auth key,
 // session id). Both are bounded, evicting the oldest entry, so a client that makes keys or sessions without end costs
-// a fixed amount of memory. Locked, because NIO runs connections on several threads; every operation is short and
-// never calls out while holding the lock.
+// a fixed amount of memory. Locked, because NIO runs connections on several threads: the tables each under one lock
+// whose every operation is short and never calls out while holding it, and each session under a lock of its own, so
+// connections on different threads encrypt their sessions' frames at the same time.
 import MTProto
 import MTProtoCrypto
 import Synchronization
@@ -179,14 +180,26 @@ public struct SessionKey: Sendable, Hashable {
 /// The server-role `Session`s, at most `perKey` per auth key and `capacity` in all; the least recently used goes
 /// first. A session outlives its connection: a client that reconnects with the same session_id finds it. Use
 /// stamps make each access O(1); only creating a session past a bound scans for the one to evict.
+///
+/// The table's lock is held only to find, add or drop a session; the session itself is worked on under its own lock
+/// (`Slot`), so the connections of different sessions, on different event-loop threads, run at the same time.
 public final class SessionRegistry: Sendable {
     /// The most sessions kept in all.
     public let capacity: Int
     /// The most sessions kept per auth key.
     public let perKey: Int
+
+    /// One session and the connection that carries it now (0: none yet), locked together: a session moves to a
+    /// connection and is flushed to it in one step.
+    private final class Slot: Sendable {
+        let state: Mutex<(session: Session, connection: UInt64)>
+
+        init(_ session: consuming Session, connection: UInt64) { state = Mutex((session, connection)) }
+    }
+
     private struct State {
-        /// Each session, when it was last used, and the connection that carries it now (0: none yet).
-        var sessions: [SessionKey: (session: Session, used: UInt64, connection: UInt64)] = [:]
+        /// Each session's slot, and when it was last used.
+        var sessions: [SessionKey: (slot: Slot, used: UInt64)] = [:]
         var connections: UInt64 = 0
         var perKey: [UInt64: Int] = [:]
         var clock: UInt64 = 0
@@ -198,7 +211,6 @@ public final class SessionRegistry: Sendable {
             else { return }
             remove(oldest)
         }
-
 
         @discardableResult
         mutating func remove(_ key: SessionKey) -> Bool {
@@ -234,7 +246,7 @@ public final class SessionRegistry: Sendable {
         self.perKey = max(1, perKey)
     }
 
-    // Both run `body` on the session where the dictionary stores it. Copying it out and back in would leave two
+    // Every method runs `body` on the session where its slot stores it. Copying it out and back in would leave two
     // references to each of its tables while `body` mutates them, so every message would copy them all
     // (copy-on-write): measured as 42 % of a pipelined server's time.
 
@@ -255,44 +267,44 @@ public final class SessionRegistry: Sendable {
     /// may have died with them on the wire.
     public func withSession<T>(_ key: SessionKey, carriedBy connection: UInt64 = 0, make: () -> Session,
                                _ body: (inout Session) -> T) -> (value: T, created: Bool) {
-        state.withLock { state in
+        let (slot, created) = state.withLock { state -> (Slot, Bool) in
             state.clock += 1
             if let index = state.sessions.index(forKey: key) {
                 state.sessions.values[index].used = state.clock
-                let previous = state.sessions.values[index].connection
-                if connection != 0, previous != connection {
-                    state.sessions.values[index].connection = connection
-                    if previous != 0 { state.sessions.values[index].session.redeliverUnacknowledged() }
-                }
-                return (body(&state.sessions.values[index].session), false)
+                return (state.sessions.values[index].slot, false)
             }
             if state.perKey[key.authKeyID] ?? 0 >= perKey {
                 state.evictOldest { $0.authKeyID == key.authKeyID }
             }
             if state.sessions.count >= capacity { state.evictOldest { _ in true } }
             state.perKey[key.authKeyID, default: 0] += 1
-            var session = make()
-            let value = body(&session)
-            state.sessions[key] = (session, state.clock, connection)
-            return (value, true)
+            let slot = Slot(make(), connection: connection)
+            state.sessions[key] = (slot, state.clock)
+            return (slot, true)
         }
+        let value = slot.state.withLock { entry -> T in
+            if connection != 0, entry.connection != connection {
+                let previous = entry.connection
+                entry.connection = connection
+                if previous != 0 { entry.session.redeliverUnacknowledged() }
+            }
+            return body(&entry.session)
+        }
+        return (value, created)
     }
 
     /// Runs `body` on an existing session only.
     public func withExisting<T>(_ key: SessionKey, _ body: (inout Session) -> T) -> T? {
-        state.withLock { state in
-            guard let index = state.sessions.index(forKey: key) else { return nil }
-            return body(&state.sessions.values[index].session)
-        }
+        guard let slot = state.withLock({ $0.sessions[key]?.slot }) else { return nil }
+        return slot.state.withLock { body(&$0.session) }
     }
 
     /// Runs `body` on an existing session only while `connection` carries it (a connection the session has moved
     /// away from sends nothing more of it: it may be dead without knowing).
     public func withExisting<T>(_ key: SessionKey, carriedBy connection: UInt64, _ body: (inout Session) -> T) -> T? {
-        state.withLock { state in
-            guard let index = state.sessions.index(forKey: key),
-                  state.sessions.values[index].connection == connection else { return nil }
-            return body(&state.sessions.values[index].session)
+        guard let slot = state.withLock({ $0.sessions[key]?.slot }) else { return nil }
+        return slot.state.withLock { entry in
+            entry.connection == connection ? body(&entry.session) : nil
         }
     }
 

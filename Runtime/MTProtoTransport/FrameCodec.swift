@@ -86,9 +86,13 @@ public struct FramePieces: Sendable, Hashable {
 public enum FrameLimits {
     /// The smallest payload: a 4-byte error code.
     public static let minimumPayload = 4
-    /// Default cap on one payload. Telegram's largest messages (file parts, 512 KiB) are far below it; the cap
-    /// keeps a hostile length from reserving unbounded memory.
-    public static let defaultMaximumPayload = 16 * 1024 * 1024
+    /// The largest payload Telegram sends or accepts, and the default bound of every framing in both roles (and of
+    /// an HTTP transport body). Its largest message is a whole 1 MiB `upload.getFile` part ("limit" up to 1,048,576;
+    /// an upload part is at most 512 KiB, core.telegram.org/api/files). Around the part: `upload.file`'s 16 bytes
+    /// before the data, `rpc_result`'s 12, auth_key_id and msg_key (24), the encrypted header (32) and at most 1024
+    /// bytes of padding (core.telegram.org/mtproto/description): 1,049,684 bytes. Rounded up to 1 MiB + 4 KiB, which
+    /// leaves room for a container carrying the part with a few acks; a hostile length reserves no more.
+    public static let defaultMaximumPayload = (1 << 20) + 4096
 }
 
 /// Creates the codec for `kind`.

@@ -12,11 +12,13 @@ public struct HTTPLimits: Sendable, Hashable {
     public var maxHeadBytes: Int
     /// Header fields in one head.
     public var maxHeaderFields: Int
-    /// The body: one MTProto message (an upload part is 512 KiB; `FrameLimits.defaultMaximumPayload` bounds it too).
+    /// The body: one MTProto message, bounded like a frame of the TCP transports.
     public var maxBodyBytes: Int
 
-    /// Limits; the defaults allow 8 KiB of head, 64 fields and a body of 1 MiB.
-    public init(maxHeadBytes: Int = 8 << 10, maxHeaderFields: Int = 64, maxBodyBytes: Int = 1 << 20) {
+    /// Limits; the defaults allow 8 KiB of head, 64 fields and a body of `FrameLimits.defaultMaximumPayload` bytes
+    /// (a 1 MiB file part with its envelope).
+    public init(maxHeadBytes: Int = 8 << 10, maxHeaderFields: Int = 64,
+                maxBodyBytes: Int = FrameLimits.defaultMaximumPayload) {
         self.maxHeadBytes = maxHeadBytes
         self.maxHeaderFields = maxHeaderFields
         self.maxBodyBytes = maxBodyBytes

@@ -271,6 +271,29 @@ import Testing
         try await pair.close()
     }
 
+    /// Whole 1 MiB parts, Telegram's largest `limit` (core.telegram.org/api/files): each answer is a frame of more
+    /// than 1 MiB, inside the transport's bound on both ends. The file ends in a short part; the bytes match.
+    @Test func oneMebibyteDownloadPartsArrive() async throws {
+        let pair = try await Pair.start(seed: 410)
+        let data = SeededRandom(seed: 410).bytes((5 << 20) + 12_345)
+        let file = try await pair.alice.upload(bytes: data, name: "mib.bin")
+        let (location, document) = try await pair.share(file)
+        var parts: [Int] = []
+        var received: [UInt8] = []
+        for try await chunk in pair.bob.download(location, dc: document.dcId, size: document.size,
+                                                 options: FileTransferOptions(partSize: 1 << 20)) {
+            parts.append(chunk.count)
+            received += chunk
+        }
+        #expect(parts == [Int](repeating: 1 << 20, count: 5) + [12_345])
+        #expect(received == data)
+        // One request at the largest limit, from a 1 MiB boundary (Alice: her home is the file's DC).
+        guard case .file(let whole) = try await pair.alice.invoke(Api.functions.upload.getFile(
+            location: location, offset: 1 << 20, limit: 1 << 20)) else { throw HarnessFailure(description: "") }
+        #expect(whole.bytes == Array(data[(1 << 20)..<(2 << 20)]))
+        try await pair.close()
+    }
+
     /// The server's rules, as Telegram answers them.
     @Test func partRulesAreEnforcedWithTelegramsErrors() async throws {
         let pair = try await Pair.start(seed: 406)
@@ -294,6 +317,10 @@ import Testing
         let file = try await alice.upload(bytes: SeededRandom(seed: 5).bytes(3 << 20), name: "r.bin")
         let (location, _) = try await pair.share(file)
         for (offset, limit, precise, error) in [(0, 1000, false, "LIMIT_INVALID"), (0, 3 << 18, false, "LIMIT_INVALID"),
+                                                (0, (1 << 20) + 4096, false, "LIMIT_INVALID"),
+                                                (0, (1 << 20) + 1024, true, "LIMIT_INVALID"),
+                                                (0, 0, false, "LIMIT_INVALID"),
+                                                (-4096, 4096, false, "OFFSET_INVALID"),
                                                 (4096, 1 << 20, false, "OFFSET_INVALID"),
                                                 (1 << 19, 1 << 20, false, "OFFSET_INVALID"),
                                                 (1024, 4096, false, "OFFSET_INVALID")] as [(Int64, Int32, Bool, String)] {

@@ -212,7 +212,7 @@ import Testing
             .bind(host: "127.0.0.1", port: 0).get()
         let port = hostile.localAddress?.port ?? 0
         let error = try await Self.connectionFailure(port: port, HTTPTransportOptions(host: "127.0.0.1:\(port)"))
-        #expect(error == .transport(.http(.bodyTooLarge(length: 100_000_000, limit: 1 << 20))))
+        #expect(error == .transport(.http(.bodyTooLarge(length: 100_000_000, limit: FrameLimits.defaultMaximumPayload))))
         try await hostile.close()
     }
 

@@ -248,7 +248,7 @@ func occurrences(_ marker: String, in bytes: [UInt8]) -> Int {
 
     @Test func anOversizedOrLyingContentLengthIsRefused() throws {
         try Self.closes(Array("POST /api HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n".utf8), status: "413",
-                        with: .bodyTooLarge(length: 99_999_999_999, limit: 1 << 20))
+                        with: .bodyTooLarge(length: 99_999_999_999, limit: FrameLimits.defaultMaximumPayload))
         try Self.closes(Array("POST /api HTTP/1.1\r\nContent-Length: 12\r\nContent-Length: 13\r\n\r\n".utf8),
                         status: "400", with: .invalidContentLength("12,13"))
         try Self.closes(Array("POST /api HTTP/1.1\r\nContent-Length: -5\r\n\r\n".utf8), status: "400",

@@ -66,7 +66,7 @@ import Testing
     @Test func hostileResponsesAreTypedErrors() throws {
         try Self.refuses(Array(repeating: UInt8(ascii: "a"), count: 9000), with: .headTooLarge(limit: 8192))
         try Self.refuses(Array("HTTP/1.1 200 OK\r\nContent-Length: 2000000\r\n\r\n".utf8),
-                         with: .bodyTooLarge(length: 2_000_000, limit: 1 << 20))
+                         with: .bodyTooLarge(length: 2_000_000, limit: FrameLimits.defaultMaximumPayload))
         try Self.refuses(Array("HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\n".utf8), with: .invalidContentLength("5x"))
         try Self.refuses(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8),
                          with: .unsupportedTransferEncoding("chunked"))

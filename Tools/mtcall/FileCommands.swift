@@ -32,6 +32,10 @@ struct FileOptions: ParsableArguments {
 
     @Option(name: .customLong("media-connections"), help: "upload, download: connections of their own for the parts (0: the main one).")
     var mediaConnections: Int = 2
+
+    @Option(name: .customLong("part-size"),
+            help: "upload, download: bytes per part (upload: a multiple of 1024 dividing 524288; download: a multiple of 4096 dividing 1048576; default: the client's).")
+    var partSize: Int?
 }
 
 extension MTCall {
@@ -103,7 +107,7 @@ extension MTCall {
 
     private func transferOptions(_ progress: ProgressPrinter) -> FileTransferOptions {
         FileTransferOptions(partsInFlight: files.partsInFlight, mediaConnections: files.mediaConnections,
-                            progress: { progress.show($0) })
+                            partSize: files.partSize, progress: { progress.show($0) })
     }
 
     /// A client signed in when --phone is given, closed after `body`; errors printed as the one-shot call does.

@@ -28,6 +28,7 @@ struct MTServer: AsyncParsableCommand {
             Examples:
               mtserver --generate-key --secret dd0123456789abcdef0123456789abcdef
               mtserver --generate-key --dcs 2 --user 9996620001:Alice::alice_test --user 9996610002:Bob::bob_test
+              mtserver --generate-key --threads 1   # all connections on one thread
               mtserver --rsa-key key.pem --port 4430 --timeout 60 --seed 7 \\
                 --faults drop=0.05,error=help.getConfig:420:FLOOD_WAIT_3
             """,
@@ -86,6 +87,9 @@ struct MTServer: AsyncParsableCommand {
             help: "Megabytes of unfinished uploads per account and of stored files in all (default 64 and 512).")
     var fileLimitMB: Int?
 
+    @Option(help: "Event-loop threads the connections are spread over, each connection's crypto on its own thread's loop (default: one per core).")
+    var threads: Int?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -94,6 +98,7 @@ struct MTServer: AsyncParsableCommand {
         guard timeout >= 0 else { throw ValidationError("--timeout must be 0 or more") }
         guard (1...16).contains(dcs) else { throw ValidationError("--dcs must be 1...16") }
         if let fileLimitMB, !(1...16_384).contains(fileLimitMB) { throw ValidationError("--file-limit-mb must be 1...16384") }
+        if let threads, !(1...256).contains(threads) { throw ValidationError("--threads must be 1...256") }
     }
 
     func run() async throws {
@@ -164,6 +169,7 @@ struct MTServer: AsyncParsableCommand {
         configuration.faultSeed = seed ?? 0
         configuration.ipv6Host = ipv6 == "none" ? nil : ipv6
         configuration.httpPort = httpPort
+        if let threads { configuration.threads = threads }
         let server = try await MTProtoTestServer.start(configuration)
         service.attach(server)
 
