@@ -50,8 +50,10 @@ public struct ChatMessage: Sendable {
     public let action: Api.MessageAction?
 
     /// The message `message` is; nil for `messageEmpty` (what Telegram sends for an id that has no message).
-    /// - Parameter isScheduled: Whether it came as a scheduled message (`updateNewScheduledMessage`,
-    ///   `messages.getScheduledMessages`): the message itself does not say.
+    /// - Parameters:
+    ///   - message: The message as Telegram sent it.
+    ///   - isScheduled: Whether it came as a scheduled message (`updateNewScheduledMessage`,
+    ///     `messages.getScheduledMessages`): the message itself does not say.
     public init?(_ message: Api.Message, isScheduled: Bool = false) {
         self.message = message
         self.isScheduled = isScheduled

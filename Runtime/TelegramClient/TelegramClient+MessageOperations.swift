@@ -107,6 +107,9 @@ extension TelegramClient {
     /// (nil for an id Telegram had no message for, when it forwarded the others).
     ///
     /// - Parameters:
+    ///   - ids: The messages, in `source`'s ids.
+    ///   - source: The chat they are in.
+    ///   - destination: The chat to forward them to.
     ///   - dropAuthor: Sends them as new messages of this account, without the "forwarded from" header
     ///     (`drop_author`).
     ///   - silent: Sends without a notification.
@@ -181,6 +184,8 @@ extension TelegramClient {
     /// unless the pin is for this account only.
     ///
     /// - Parameters:
+    ///   - id: The message.
+    ///   - peer: The chat it is in.
     ///   - silent: Pins without notifying the chat's members.
     ///   - forMeOnly: In a private chat, pins it for this account only (`pm_oneside`).
     /// - Throws: ``PeerCacheError/unknownPeer(_:)`` and, for an id that is not positive,
