@@ -32,6 +32,8 @@ public enum UpdateEvent: Sendable {
     case callbackQuery(CallbackQueryEvent)
     /// Someone joined or left a group or channel.
     case participant(ParticipantEvent)
+    /// Messages were pinned or unpinned in a chat.
+    case pinnedMessages(PinnedMessagesEvent)
 }
 
 /// A new or edited message.
@@ -44,6 +46,9 @@ public struct MessageEvent: Sendable {
     public let sender: EventPeer?
     /// Sent by this account.
     public let outgoing: Bool
+
+    /// The message read into its id, chat, sender, text and the rest (nil for `messageEmpty`).
+    public var chatMessage: ChatMessage? { ChatMessage(message) }
 }
 
 /// Deleted messages.
@@ -52,6 +57,16 @@ public struct DeletedMessagesEvent: Sendable {
     public let ids: [Int32]
     /// The channel they were in; nil for private chats and basic groups (Telegram does not say which chat).
     public let channel: EventPeer?
+}
+
+/// Messages pinned or unpinned.
+public struct PinnedMessagesEvent: Sendable {
+    /// The chat they are in.
+    public let chat: EventPeer
+    /// The messages, in the chat's ids as this account sees them.
+    public let ids: [Int32]
+    /// True when they were pinned, false when unpinned.
+    public let pinned: Bool
 }
 
 /// A chat read up to a message.
@@ -136,7 +151,9 @@ extension TelegramClient {
         }
         let context = EventContext(users: users, chats: chats)
         for update in list {
-            if let event = event(for: update, context) { eventsSink.yield(event) }
+            guard let event = event(for: update, context) else { continue }
+            eventsSink.yield(event)
+            if case .newMessage(let new) = event, let message = ChatMessage(new.message) { messageArrived(message) }
         }
     }
 
@@ -191,6 +208,11 @@ extension TelegramClient {
             case .updateChannelUserTyping(let u):
                 return .typing(.init(chat: peer(.channel(u.channelId), context), sender: peer(PeerID(u.fromId), context),
                                      action: u.action))
+            case .updatePinnedMessages(let u):
+                return .pinnedMessages(.init(chat: peer(PeerID(u.peer), context), ids: u.messages, pinned: u.pinned))
+            case .updatePinnedChannelMessages(let u):
+                return .pinnedMessages(.init(chat: peer(.channel(u.channelId), context), ids: u.messages,
+                                             pinned: u.pinned))
             case .updateBotCallbackQuery(let u):
                 return .callbackQuery(.init(queryID: u.queryId, sender: peer(.user(u.userId), context),
                                             chat: peer(PeerID(u.peer), context), messageID: u.msgId, data: u.data))

@@ -253,6 +253,9 @@ public actor TelegramClient {
     nonisolated let loginTokenSignal = LoginTokenSignal()
     /// The connections that carry file parts (Files/MediaConnections.swift).
     let media = MediaConnections()
+    /// The waits of `nextMessage(in:after:timeout:where:)` and the last messages received
+    /// (TelegramClient+ChatActions.swift).
+    var messageWaits = MessageWaits()
 
     /// Where the client's tasks and the connections to every DC run (a loop of `MultiThreadedEventLoopGroup`'s
     /// singleton unless given). Calls made inside `withTaskExecutorPreference(client.taskExecutor)` stay on it.
@@ -303,6 +306,7 @@ public actor TelegramClient {
         await media.close()
         for pump in pumps { pump.cancel() }
         await flushPeers()
+        endWaits()
         updatesSink.finish()
         eventsSink.finish()
         statesSink.finish()

@@ -148,21 +148,23 @@ extension TestTelegramService {
     /// session, which may have no connection (a closed client's), so it proves nothing; the members catch up through
     /// the `updateChannelTooLong` of their next getDifference and their getChannelDifference.
     func sendToChannel(_ call: RPCCall, me: Int64, channel input: Int64, accessHash: Int64, randomID: Int64,
-                       text: String, media: Api.MessageMedia?,
-                       entities: [Api.MessageEntity]?) throws(RPCError) -> Api.Updates {
+                       content: OutgoingContent) throws(RPCError) -> Api.Updates {
         let date = Self.date(call)
         let limit = limits
         let withheld = faults?.withholdMessagePush
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
             let id = try state.channelID(id: input, accessHash: accessHash, viewer: me)
             try state.channels[id]?.checkPoster(me)
+            if let reply = content.replyTo, state.channels[id]?.messages[reply] == nil {
+                throw RPCError(code: 400, message: "REPLY_MESSAGE_ID_INVALID")
+            }
             try state.modify(me, missing: RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED")) { sender throws(RPCError) in
                 guard sender.remember(randomID: randomID) else { throw RPCError(code: 400, message: "RANDOM_ID_DUPLICATE") }
             }
             state.messagesSent += 1
             let withhold = state.messagesSent == withheld
             let (message, channel) = try state.modifyChannel(id) { channel throws(RPCError) in
-                let message = channel.post(from: me, date: date, text: text, media: media, entities: entities, limits: limit)
+                let message = channel.post(from: me, date: date, content: content, limits: limit)
                 // The call's result reaches the sender.
                 channel.delivered(pts: channel.pts, to: me)
                 return (message, channel)
@@ -297,12 +299,18 @@ extension TestTelegramService {
                 let entries = Array(channel.log.lazy.filter { $0.pts > pts }.prefix(limit))
                 reached = entries.last?.pts ?? pts
                 let final = reached == channel.pts
-                // New messages first, then the deletions, as a client applies a difference.
+                // New messages first, then the deletions and pins, as a client applies a difference.
                 let created = entries.compactMap { if case .new(let message) = $0.entry { message } else { nil } }
                 let deletions = entries.compactMap { entry -> Api.Update? in
-                    guard case .deleted(let ids) = entry.entry else { return nil }
-                    return .updateDeleteChannelMessages(.init(channelId: channel.id, messages: ids, pts: entry.pts,
-                                                              ptsCount: entry.count))
+                    switch entry.entry {
+                        case .new: nil
+                        case .deleted(let ids):
+                            .updateDeleteChannelMessages(.init(channelId: channel.id, messages: ids, pts: entry.pts,
+                                                               ptsCount: entry.count))
+                        case .pinned(let ids, let pinned):
+                            .updatePinnedChannelMessages(.init(pinned: pinned, channelId: channel.id, messages: ids,
+                                                               pts: entry.pts, ptsCount: entry.count))
+                    }
                 }
                 answer = .channelDifference(.init(
                     final: final, pts: reached, timeout: final ? timeout : nil,
@@ -339,9 +347,15 @@ struct Channel {
     /// pts-ordered updates (new messages and deletions), each with the pts after it and its pts_count.
     var log: [(pts: Int32, count: Int32, entry: LogEntry)] = []
 
+    /// What each member read up to, and what each author was last told was read of its messages
+    /// (MessageOperationServices.swift).
+    var readInbox: [Int64: Int32] = [:]
+    var readOutbox: [Int64: Int32] = [:]
+
     enum LogEntry {
         case new(ChannelMessage)
         case deleted([Int32])
+        case pinned([Int32], Bool)
     }
 
     init(id: Int64, accessHash: Int64, title: String, about: String, broadcast: Bool, creator: Int64, date: Int32,
@@ -397,10 +411,11 @@ struct Channel {
 
     /// Stores a new message with the next id and logs it with the next pts (pts_count 1), forgetting the oldest
     /// past the bounds.
-    mutating func post(from sender: Int64, date: Int32, text: String, media: Api.MessageMedia?,
-                       entities: [Api.MessageEntity]? = nil, limits: TestTelegramService.Limits) -> ChannelMessage {
-        let message = ChannelMessage(id: nextMessageID, sender: sender, date: date, text: text, media: media,
-                                     entities: entities)
+    mutating func post(from sender: Int64, date: Int32, content: OutgoingContent,
+                       limits: TestTelegramService.Limits) -> ChannelMessage {
+        let message = ChannelMessage(id: nextMessageID, sender: sender, date: date, text: content.text,
+                                     media: content.media, entities: content.entities, replyTo: content.replyTo,
+                                     fwdFrom: content.fwdFrom, silent: content.silent)
         nextMessageID &+= 1
         messages[message.id] = message
         messageOrder.append(message.id)
@@ -440,20 +455,27 @@ struct ChannelMessage {
     let text: String
     let media: Api.MessageMedia?
     var entities: [Api.MessageEntity]? = nil
+    var replyTo: Int32? = nil
+    var fwdFrom: Api.MessageFwdHeader? = nil
+    var silent = false
+    var pinned = false
     /// A service message's action (PeerServices.swift).
     var action: Api.MessageAction? = nil
 
     /// The message as `viewer` sees it: a supergroup's carry `from_id`, a broadcast channel's are `post`s without
     /// one; `out` for the sender.
     func api(in channel: Channel, viewer: Int64) -> Api.Message {
+        let replyHeader = replyTo.map { Api.MessageReplyHeader.messageReplyHeader(.init(replyToMsgId: $0)) }
         if let action {
-            return .messageService(.init(out: sender == viewer, id: id, fromId: .peerUser(.init(userId: sender)),
-                                         peerId: .peerChannel(.init(channelId: channel.id)), date: date, action: action))
+            return .messageService(.init(out: sender == viewer, silent: silent, id: id,
+                                         fromId: .peerUser(.init(userId: sender)),
+                                         peerId: .peerChannel(.init(channelId: channel.id)), replyTo: replyHeader,
+                                         date: date, action: action))
         }
-        return .message(.init(out: sender == viewer, post: channel.broadcast, id: id,
+        return .message(.init(out: sender == viewer, silent: silent, post: channel.broadcast, pinned: pinned, id: id,
                        fromId: channel.broadcast ? nil : .peerUser(.init(userId: sender)),
-                       peerId: .peerChannel(.init(channelId: channel.id)), date: date, message: text, media: media,
-                       entities: entities))
+                       peerId: .peerChannel(.init(channelId: channel.id)), fwdFrom: fwdFrom, replyTo: replyHeader,
+                       date: date, message: text, media: media, entities: entities))
     }
 }
 

@@ -51,15 +51,18 @@ extension TestTelegramService {
             let text = request.message
             guard !text.isEmpty else { throw RPCError(code: 400, message: "MESSAGE_EMPTY") }
             guard text.count <= 4096 else { throw RPCError(code: 400, message: "MESSAGE_TOO_LONG") }
-            return try send(call, peer: request.peer, randomID: request.randomId, text: text, media: nil,
-                            entities: try Self.entities(request.entities, text: text))
+            let content = OutgoingContent(text: text, entities: try Self.entities(request.entities, text: text),
+                                          replyTo: Self.replyID(request.replyTo), silent: request.silent)
+            return try send(call, peer: request.peer, randomID: request.randomId, content: content,
+                            scheduleDate: request.scheduleDate)
         }
         handlers.on(Api.functions.messages.SendMedia.self) { [self] call, request throws(RPCError) in
             let text = request.message
             guard text.count <= 1024 else { throw RPCError(code: 400, message: "MEDIA_CAPTION_TOO_LONG") }
             let document = try storeDocument(from: request.media, call)
-            return try send(call, peer: request.peer, randomID: request.randomId, text: text,
-                            media: .messageMediaDocument(.init(document: document)))
+            return try send(call, peer: request.peer, randomID: request.randomId,
+                            content: OutgoingContent(text: text, media: .messageMediaDocument(.init(document: document)),
+                                                     replyTo: Self.replyID(request.replyTo), silent: request.silent))
         }
         handlers.on(Api.functions.messages.GetHistory.self, history)
         handlers.on(Api.functions.messages.GetDialogs.self) { [self] call, request throws(RPCError) in
@@ -89,15 +92,20 @@ extension TestTelegramService {
     // MARK: Sending
 
     /// Stores a message in the sender's box and the recipient's, and answers `updates` with `updateMessageID` and
-    /// `updateNewMessage`; the recipient's sessions and the sender's others get theirs pushed.
-    private func send(_ call: RPCCall, peer: Api.InputPeer, randomID: Int64, text: String, media: Api.MessageMedia?,
-                      entities: [Api.MessageEntity]? = nil) throws(RPCError) -> Api.Updates {
+    /// `updateNewMessage`; the recipient's sessions and the sender's others get theirs pushed. The message it answers
+    /// is named in the recipient's box by its twin there. With a `schedule_date` still to come it is kept in the
+    /// sender's scheduled messages instead (MessageOperationServices.swift) and sent to no one.
+    func send(_ call: RPCCall, peer: Api.InputPeer, randomID: Int64, content: OutgoingContent,
+              scheduleDate: Int32? = nil) throws(RPCError) -> Api.Updates {
         let me = try caller(call)
+        let date = Self.date(call)
+        if let scheduleDate, scheduleDate > date {
+            return try schedule(call, me: me, peer: peer, randomID: randomID, content: content, date: scheduleDate)
+        }
         if case .inputPeerChannel(let channel) = peer {
             return try sendToChannel(call, me: me, channel: channel.channelId, accessHash: channel.accessHash,
-                                     randomID: randomID, text: text, media: media, entities: entities)
+                                     randomID: randomID, content: content)
         }
-        let date = Self.date(call)
         let limit = limits
         let withheld = faults?.withholdMessagePush
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
@@ -105,10 +113,17 @@ extension TestTelegramService {
             let unregistered = RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED")
             let users = state.users([me, to], viewer: me)
             let recipientUsers = state.users([me, to], viewer: to)
-            let outID = try state.modify(me, missing: unregistered) { sender throws(RPCError) -> Int32 in
+            let (outID, replyTwin) = try state.modify(me, missing: unregistered) { sender throws(RPCError) -> (Int32, Int32?) in
+                var twin: Int32?
+                if let reply = content.replyTo {
+                    guard let answered = sender.messages[reply], answered.peer == to else {
+                        throw RPCError(code: 400, message: "REPLY_MESSAGE_ID_INVALID")
+                    }
+                    twin = answered.twinID
+                }
                 guard sender.remember(randomID: randomID) else { throw RPCError(code: 400, message: "RANDOM_ID_DUPLICATE") }
                 sender.nextMessageID += 1
-                return sender.nextMessageID - 1
+                return (sender.nextMessageID - 1, twin)
             }
             var inID: Int32?
             var deliveries: [Delivery] = []
@@ -116,8 +131,9 @@ extension TestTelegramService {
             let withhold = state.messagesSent == withheld
             if to != me, state.accounts[to] != nil {
                 let delivery = try state.modify(to, missing: unregistered) { recipient throws(RPCError) -> Delivery in
-                    let incoming = StoredMessage(id: recipient.nextMessageID, peer: me, out: false, date: date, text: text,
-                                                 media: media, twinID: outID, entities: entities)
+                    var incoming = StoredMessage(id: recipient.nextMessageID, peer: me, out: false, date: date,
+                                                 content: content, twinID: outID)
+                    incoming.replyTo = replyTwin.flatMap { recipient.messages[$0] == nil ? nil : $0 }
                     recipient.nextMessageID += 1
                     inID = incoming.id
                     recipient.store(incoming, limit: limit.maxMessagesPerAccount)
@@ -128,8 +144,7 @@ extension TestTelegramService {
                 }
                 if !withhold { deliveries.append(delivery) }
             }
-            let outgoing = StoredMessage(id: outID, peer: to, out: true, date: date, text: text, media: media, twinID: inID,
-                                         entities: entities)
+            let outgoing = StoredMessage(id: outID, peer: to, out: true, date: date, content: content, twinID: inID)
             let (newMessage, container, seq) = try state.modify(me, missing: unregistered) { sender throws(RPCError) in
                 sender.store(outgoing, limit: limit.maxMessagesPerAccount)
                 let published = sender.publish({ .updateNewMessage(.init(message: outgoing.api(owner: me), pts: $0,
@@ -145,6 +160,12 @@ extension TestTelegramService {
         }
         push(deliveries, except: call)
         return result
+    }
+
+    /// The message a send answers, when it answers one of the same chat.
+    static func replyID(_ replyTo: Api.InputReplyTo?) -> Int32? {
+        guard case .inputReplyToMessage(let reply)? = replyTo, reply.replyToPeerId == nil else { return nil }
+        return reply.replyToMsgId
     }
 
     // MARK: Reading
@@ -365,9 +386,17 @@ extension StoredMessage {
     /// The message as its box's owner sees it: outgoing ones carry `from_id`, incoming private ones only the peer
     /// (layer 119 and later).
     func api(owner: Int64) -> Api.Message {
-        .message(.init(out: out, id: id, fromId: out ? .peerUser(.init(userId: owner)) : nil,
-                       peerId: .peerUser(.init(userId: peer)), date: date, message: text, media: media,
-                       entities: entities, editDate: editDate))
+        let replyHeader = replyTo.map { Api.MessageReplyHeader.messageReplyHeader(.init(replyToMsgId: $0)) }
+        if let action {
+            return .messageService(.init(out: out, silent: silent, id: id,
+                                         fromId: out ? .peerUser(.init(userId: owner)) : nil,
+                                         peerId: .peerUser(.init(userId: peer)), replyTo: replyHeader, date: date,
+                                         action: action))
+        }
+        return .message(.init(out: out, silent: silent, pinned: pinned, id: id,
+                              fromId: out ? .peerUser(.init(userId: owner)) : nil, peerId: .peerUser(.init(userId: peer)),
+                              fwdFrom: fwdFrom, replyTo: replyHeader, date: date, message: text, media: media,
+                              entities: entities, editDate: editDate))
     }
 }
 

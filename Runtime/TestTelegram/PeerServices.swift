@@ -395,7 +395,7 @@ extension Channel {
     /// known to have it (it comes back in the call's result).
     mutating func announce(_ action: Api.MessageAction, by actor: Int64, date: Int32,
                            limits: TestTelegramService.Limits) -> ChannelMessage {
-        var message = post(from: actor, date: date, text: "", media: nil, limits: limits)
+        var message = post(from: actor, date: date, content: OutgoingContent(text: ""), limits: limits)
         message.action = action
         messages[message.id] = message
         if case .new = log.last?.entry { log[log.count - 1].entry = .new(message) }

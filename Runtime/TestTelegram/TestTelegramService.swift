@@ -94,6 +94,7 @@ public final class TestTelegramService: Sendable {
         registerAuth(into: &handlers)
         registerUsers(into: &handlers)
         registerMessages(into: &handlers)
+        registerMessageOperations(into: &handlers)
         registerUpdates(into: &handlers)
         registerFiles(into: &handlers)
         registerEncrypted(into: &handlers)
@@ -236,6 +237,17 @@ struct TestPhone: Hashable {
     var code: String { String(repeating: String(dcDigit), count: 5) }
 }
 
+/// What a send stores beside who sent it where and when: the text and its entities, media, the message it answers
+/// (an id of the sender's box or channel), a forward's header, and whether it went without a notification.
+struct OutgoingContent {
+    var text: String
+    var media: Api.MessageMedia? = nil
+    var entities: [Api.MessageEntity]? = nil
+    var replyTo: Int32? = nil
+    var fwdFrom: Api.MessageFwdHeader? = nil
+    var silent = false
+}
+
 /// A message in one account's box. A private message exists twice, once in each party's box, under each box's id.
 struct StoredMessage {
     let id: Int32
@@ -249,6 +261,20 @@ struct StoredMessage {
     let twinID: Int32?
     var entities: [Api.MessageEntity]? = nil
     var editDate: Int32? = nil
+    /// The message it answers, in this box.
+    var replyTo: Int32? = nil
+    var fwdFrom: Api.MessageFwdHeader? = nil
+    var silent = false
+    var pinned = false
+    /// A service message's action (a pin: MessageOperationServices.swift).
+    var action: Api.MessageAction? = nil
+}
+
+extension StoredMessage {
+    init(id: Int32, peer: Int64, out: Bool, date: Int32, content: OutgoingContent, twinID: Int32?) {
+        self.init(id: id, peer: peer, out: out, date: date, text: content.text, media: content.media, twinID: twinID,
+                  entities: content.entities, replyTo: content.replyTo, fwdFrom: content.fwdFrom, silent: content.silent)
+    }
 }
 
 struct DialogState {
@@ -283,6 +309,9 @@ struct Account {
     var uploadBytes = 0
     /// Pinned dialogs' peers, in pin order (PeerServices.swift).
     var pinned: [Int64] = []
+    /// Messages waiting for their date, by id (MessageOperationServices.swift): ids of their own, counted from 1.
+    var scheduled: [Int32: StoredMessage] = [:]
+    var nextScheduledID: Int32 = 1
 
     func unreadCount(with peer: Int64) -> Int32 {
         let read = dialogs[peer]?.readInboxMaxID ?? 0

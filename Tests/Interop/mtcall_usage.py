@@ -8,7 +8,9 @@
 - `upload --to me` from a reopened session whose home moved (Bob: DC 1) sends the file;
 - failures say the next step: a session that is not signed in, a port of another DC, a refused port, a missing key
   file, a malformed PEER (exit 64 before connecting);
-- `--output text` prints peers as `user#ID` and dates as UTC times.
+- `--output text` prints peers as `user#ID` and dates as UTC times;
+- `edit`, `read`, `delete`, `forward` and `pin`: a usage error exits 64 before connecting, an id the chat lacks and a
+  peer the cache has not seen exit 1 with a hint.
 
 Every wait is bounded; mtserver is stopped on the way out.
 """
@@ -104,6 +106,30 @@ def main():
                 check("--output text: the answer with its peers as user#ID and its date in UTC",
                       done.returncode == 0 and '"answer"' in done.stdout and re.search(r"peer_id: user#\d+", done.stdout)
                       and re.search(r"date: \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ", done.stdout), done.stdout + done.stderr)
+
+            # The message commands: ids as send and history print them, usage errors before connecting, typed errors after.
+            done = mtcall.run(*bob, "send", "@alice_test", "to fix")
+            last = next((u["id"] for u in json.loads(done.stdout)["updates"] if u["_"] == "updateMessageID"), None) \
+                if done.returncode == 0 else None
+            done = mtcall.run(*bob, "edit", "@alice_test", str(last), "<i>fixed</i>", "--html")
+            edited = json.loads(done.stdout) if done.returncode == 0 else {}
+            check("edit PEER ID TEXT --html prints the edited message", edited.get("message") == "fixed"
+                  and edited.get("edit_date") is not None and edited.get("entities"), done.stdout + done.stderr)
+            done = mtcall.run(*bob, "read", "@alice_test")
+            check("read PEER marks the chat read", done.returncode == 0 and '"read"' in done.stdout, done.stderr)
+            for arguments, what in ((["edit", "@alice_test", "5"], "edit without TEXT"),
+                                    (["delete", "@alice_test", "0"], "delete of id 0"),
+                                    (["forward", "@alice_test", "1"], "forward without --to"),
+                                    (["pin", "@alice_test", "x"], "pin of a non-number")):
+                done = mtcall.run(*bob, *arguments)
+                check(f"{what}: exit 64 with the usage", done.returncode == 64 and "usage: mtcall" in done.stderr,
+                      f"exit {done.returncode}: {done.stderr}")
+            done = mtcall.run(*bob, "edit", "@alice_test", "99999", "x")
+            check("edit of an id the chat lacks: exit 1, naming the id, the hint naming history",
+                  done.returncode == 1 and "no message 99999" in done.stderr and "history" in done.stderr, done.stderr)
+            done = mtcall.run(*bob, "pin", "user:424242", "1")
+            check("pin in a chat the cache has not seen: exit 1, the hint naming @username",
+                  done.returncode == 1 and "user#424242" in done.stderr and "@username" in done.stderr, done.stderr)
 
             # Bob's session reopened: configured on DC 2, its home DC 1.
             payload = os.path.join(workdir, "payload.bin")

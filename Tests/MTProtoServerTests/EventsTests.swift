@@ -2,6 +2,7 @@
 // event with Bob as the sender and the right chat, resolved (named by a hash from her peer cache).
 import Foundation
 import MTProtoClient
+import MTProtoServer
 import TelegramApi
 import TelegramClient
 import Testing
@@ -18,8 +19,10 @@ struct EventPair {
     let toAlice: Api.InputPeer
     let toBob: Api.InputPeer
 
-    static func start(seed: UInt64, announcesMembers: Bool = false) async throws -> EventPair {
-        let telegram = try await LocalTelegram.start(seed: seed, announcesMembers: announcesMembers)
+    static func start(seed: UInt64, announcesMembers: Bool = false,
+                      onEvent: @escaping @Sendable (MTProtoTestServer.ConnectionReport) -> Void = { _ in })
+        async throws -> EventPair {
+        let telegram = try await LocalTelegram.start(seed: seed, onEvent: onEvent, announcesMembers: announcesMembers)
         let alice = try telegram.client(), bob = try telegram.client()
         let log = TypedEventLog(alice)
         _ = try await LocalTelegram.signIn(alice, phone: "9996620001")

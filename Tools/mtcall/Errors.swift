@@ -6,6 +6,7 @@ import Foundation
 import MTProto
 import MTProtoClient
 import MTProtoCrypto
+import TelegramClient
 
 extension MTCall {
     /// Prints `error` as mtcall reports failures and exits with status 1.
@@ -39,6 +40,12 @@ extension MTCall {
                              : "an mtserver's ready line lists each DC's port under \"ports\" (\"port\" is DC 1's)"])
                 }
                 return ("the auth-key exchange with \(serverFlags) failed: \(exchange)", [])
+            case PeerCacheError.unknownPeer(let peer):
+                return ("\(error)",
+                        ["the session's peer cache has not seen \(peer): name it by @username, or let it appear in "
+                         + "`dialogs` or `history` first"])
+            case MessageError.notFound:
+                return ("\(error)", ["`history PEER` prints the chat's messages with their ids"])
             case MTProtoClientError.closed where server != nil:
                 return ("\(serverFlags) closed the connection",
                         ["an mtserver closes it when --dc (\(dc)) is not the DC of that port: its ready line lists "

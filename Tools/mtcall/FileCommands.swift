@@ -18,7 +18,7 @@ import TelegramClient
 
 /// The flags of `upload` and `download`.
 struct FileOptions: ParsableArguments {
-    @Option(help: "upload: send the file to this PEER as a document (me, @username, user:ID, channel:ID, chat:ID).")
+    @Option(help: "upload: send the file to this PEER as a document; forward: the PEER to forward to (me, @username, user:ID, channel:ID, chat:ID).")
     var to: String?
 
     @Option(help: "download: the file to write.")

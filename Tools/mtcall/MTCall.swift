@@ -77,6 +77,13 @@ struct MTCall: AsyncParsableCommand {
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite send bob_test --html '<b>hi</b>'
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite history bob_test --limit 20
 
+            METHODs `edit PEER MESSAGE_ID TEXT` (with --html or --markdown), `delete PEER MESSAGE_ID... \
+            [--for-me]`, `forward FROM_PEER MESSAGE_ID... --to PEER [--drop-author]`, `pin PEER MESSAGE_ID \
+            [--unpin]` and `read PEER [MESSAGE_ID]` change messages the way apps do (ids as `history` prints \
+            them); an edited or forwarded message prints as one tl-json line, the others what they did.
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite edit bob_test 7 --html '<b>hi</b>'
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite forward bob_test 7 8 --to me
+
             METHOD `upload` takes a FILE instead of TL-JSON-PARAMS and prints its InputFile; with --to PEER it sends \
             it as a document and prints {"location", "dc", "size", "sha256", "seconds"}, which METHOD `download` \
             takes with --out PATH. Progress goes to standard error (a bar on a terminal).
@@ -169,20 +176,32 @@ struct MTCall: AsyncParsableCommand {
     @OptionGroup(title: "Files (upload, download)")
     var files: FileOptions
 
-    @Argument(help: "Its arguments as a tl-json object (default {}); for send and history, the PEER.")
+    @Argument(help: "Its arguments as a tl-json object (default {}); for send, history, edit, delete, pin and read, the PEER; for forward, the PEER forwarded from.")
     var params: String = "{}"
 
-    @Argument(help: "send's TEXT.")
+    @Argument(help: "send's TEXT; edit's MESSAGE_ID and TEXT; the MESSAGE_IDs of delete, forward, pin and read.")
     var more: [String] = []
 
     @Option(help: "history and dialogs: print at most this many items.")
     var limit: Int?
 
-    @Flag(help: "send: TEXT is HTML (<b>, <i>, <a href>, <code>, <pre>, <tg-spoiler>, <blockquote>, …).")
+    @Flag(help: "send, edit: TEXT is HTML (<b>, <i>, <a href>, <code>, <pre>, <tg-spoiler>, <blockquote>, …).")
     var html = false
 
-    @Flag(help: "send: TEXT is Telegram's MarkdownV2 (the Bot API's rules, escapes with \\).")
+    @Flag(help: "send, edit: TEXT is Telegram's MarkdownV2 (the Bot API's rules, escapes with \\).")
     var markdown = false
+
+    @Flag(name: .customLong("for-me"), help: "delete: only for this account (default: for everyone).")
+    var forMe = false
+
+    @Flag(name: .customLong("drop-author"), help: "forward: as new messages, without the \"forwarded from\" header.")
+    var dropAuthor = false
+
+    @Flag(help: "pin: unpin instead.")
+    var unpin = false
+
+    @Flag(help: "forward, pin: without a notification.")
+    var silent = false
 
     func validate() throws {
         if mtserverReady != nil, server != nil || rsaKey != nil {
@@ -230,6 +249,11 @@ struct MTCall: AsyncParsableCommand {
             case "history": return try await runHistory(logger: logger)
             case "dialogs": return try await runDialogs(logger: logger)
             case "events": return try await runEvents(logger: logger)
+            case "edit": return try await runEdit(logger: logger)
+            case "delete": return try await runDelete(logger: logger)
+            case "forward": return try await runForward(logger: logger)
+            case "pin": return try await runPin(logger: logger)
+            case "read": return try await runRead(logger: logger)
             default: guard more.isEmpty else { throw ValidationError("unexpected arguments: \(more)") }
         }
         let schema = Checker.check(file: "api.tl", text: Api.schemaSource)

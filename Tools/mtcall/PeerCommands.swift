@@ -137,6 +137,9 @@ extension MTCall {
             case .participant(let e):
                 return .object([("event", .string("participant")), ("chat", peer(e.chat)), ("user", peer(e.user)),
                                 ("actor", peer(e.actor)), ("joined", .bool(e.joined))])
+            case .pinnedMessages(let e):
+                return .object([("event", .string("pinnedMessages")), ("chat", peer(e.chat)),
+                                ("ids", .array(e.ids.map { .number(String($0)) })), ("pinned", .bool(e.pinned))])
         }
     }
 }
