@@ -184,9 +184,18 @@ public final class SessionRegistry: Sendable {
     public let capacity: Int
     /// The most sessions kept per auth key.
     public let perKey: Int
+    /// A session, when it was last used, and the connection that carries it now (0: none yet).
+    struct Entry {
+        var session: Session
+        var used: UInt64
+        var connection: UInt64
+        /// `bad_msg_notification` codes its next messages are refused with (`ServerContext.injectBadMessages`),
+        /// kept here so that the session itself holds no fault state.
+        var refusals: [Int32] = []
+    }
+
     private struct State {
-        /// Each session, when it was last used, and the connection that carries it now (0: none yet).
-        var sessions: [SessionKey: (session: Session, used: UInt64, connection: UInt64)] = [:]
+        var sessions: [SessionKey: Entry] = [:]
         var connections: UInt64 = 0
         var perKey: [UInt64: Int] = [:]
         var clock: UInt64 = 0
@@ -255,6 +264,12 @@ public final class SessionRegistry: Sendable {
     /// may have died with them on the wire.
     public func withSession<T>(_ key: SessionKey, carriedBy connection: UInt64 = 0, make: () -> Session,
                                _ body: (inout Session) -> T) -> (value: T, created: Bool) {
+        withEntry(key, carriedBy: connection, make: make) { body(&$0.session) }
+    }
+
+    /// `withSession(_:carriedBy:make:_:)` with the session's whole entry, its refusals included.
+    func withEntry<T>(_ key: SessionKey, carriedBy connection: UInt64, make: () -> Session,
+                      _ body: (inout Entry) -> T) -> (value: T, created: Bool) {
         state.withLock { state in
             state.clock += 1
             if let index = state.sessions.index(forKey: key) {
@@ -264,25 +279,30 @@ public final class SessionRegistry: Sendable {
                     state.sessions.values[index].connection = connection
                     if previous != 0 { state.sessions.values[index].session.redeliverUnacknowledged() }
                 }
-                return (body(&state.sessions.values[index].session), false)
+                return (body(&state.sessions.values[index]), false)
             }
             if state.perKey[key.authKeyID] ?? 0 >= perKey {
                 state.evictOldest { $0.authKeyID == key.authKeyID }
             }
             if state.sessions.count >= capacity { state.evictOldest { _ in true } }
             state.perKey[key.authKeyID, default: 0] += 1
-            var session = make()
-            let value = body(&session)
-            state.sessions[key] = (session, state.clock, connection)
+            var entry = Entry(session: make(), used: state.clock, connection: connection)
+            let value = body(&entry)
+            state.sessions[key] = entry
             return (value, true)
         }
     }
 
     /// Runs `body` on an existing session only.
     public func withExisting<T>(_ key: SessionKey, _ body: (inout Session) -> T) -> T? {
+        withExistingEntry(key) { body(&$0.session) }
+    }
+
+    /// `withExisting(_:_:)` with the session's whole entry.
+    func withExistingEntry<T>(_ key: SessionKey, _ body: (inout Entry) -> T) -> T? {
         state.withLock { state in
             guard let index = state.sessions.index(forKey: key) else { return nil }
-            return body(&state.sessions.values[index].session)
+            return body(&state.sessions.values[index])
         }
     }
 
