@@ -2,7 +2,7 @@
 // negotiated layer (min of both parties' layers, core.telegram.org/api/end-to-end, "Layer negotiation"); messages
 // without a decryptedMessageLayer wrapper are layer-8 messages and always read with SecretApi8. How each layer's
 // messages are read and built (its adapter) tlgen writes from the layer's definitions; here each namespace is only
-// named with its `SecretLayer` and `SecretPayload` case.
+// named with its `SecretPayload` case.
 // Service actions have the same constructors in every layer that has them, so the engine models them once
 // (`SecretServiceAction`) and moves them into a namespace by serializing and parsing with that namespace: an action
 // the layer lacks is refused by the layer's own parser.
@@ -230,10 +230,8 @@ func convert<To: TLParsable>(_ value: some TLSerializable, to: To.Type) throws(T
 }
 
 /// One generated namespace, as the engine uses it: the layer's adapter, which tlgen writes from the layer's own
-/// definitions (`SecretLayerSchema`, Generated/SecretApi/*Adapter.swift), and which `SecretLayer` and `SecretPayload`
-/// case it is.
+/// definitions (`SecretLayerSchema`, Generated/SecretApi/*Adapter.swift), and which `SecretPayload` case it is.
 protocol SecretNamespace: SecretLayerSchema {
-    static var secretLayer: SecretLayer { get }
     static func payload(_ message: Message) -> SecretPayload
 }
 
@@ -241,10 +239,8 @@ protocol SecretNamespace: SecretLayerSchema {
 protocol LayeredSecretNamespace: SecretNamespace, LayeredSecretLayerSchema {}
 
 extension SecretNamespace {
-    /// The message, if `payload` is already in this namespace.
-    static func message(in payload: SecretPayload) -> Message? {
-        payload.layer == secretLayer ? payload.object as? Message : nil
-    }
+    /// The message, if `payload` is already in this namespace (each layer's messages are a type of their own).
+    static func message(in payload: SecretPayload) -> Message? { payload.object as? Message }
 
     /// Text, document and timer of an ordinary message.
     static func secretContent(of message: Message) -> SecretContent? {
@@ -273,27 +269,9 @@ func messageRandomBytes(_ random: some RandomSource) -> [UInt8] {
     random.bytes(15 + 4 * Int(random.bytes(1)[0] % 4))
 }
 
-extension SecretApi8: SecretNamespace {
-    static let secretLayer = SecretLayer.layer8
-    static func payload(_ message: Message) -> SecretPayload { .layer8(message) }
-}
-
-extension SecretApi46: LayeredSecretNamespace {
-    static let secretLayer = SecretLayer.layer46
-    static func payload(_ message: Message) -> SecretPayload { .layer46(message) }
-}
-
-extension SecretApi73: LayeredSecretNamespace {
-    static let secretLayer = SecretLayer.layer73
-    static func payload(_ message: Message) -> SecretPayload { .layer73(message) }
-}
-
-extension SecretApi101: LayeredSecretNamespace {
-    static let secretLayer = SecretLayer.layer101
-    static func payload(_ message: Message) -> SecretPayload { .layer101(message) }
-}
-
-extension SecretApi144: LayeredSecretNamespace {
-    static let secretLayer = SecretLayer.layer144
-    static func payload(_ message: Message) -> SecretPayload { .layer144(message) }
-}
+// Each namespace's `SecretPayload` case.
+extension SecretApi8: SecretNamespace { static func payload(_ m: Message) -> SecretPayload { .layer8(m) } }
+extension SecretApi46: LayeredSecretNamespace { static func payload(_ m: Message) -> SecretPayload { .layer46(m) } }
+extension SecretApi73: LayeredSecretNamespace { static func payload(_ m: Message) -> SecretPayload { .layer73(m) } }
+extension SecretApi101: LayeredSecretNamespace { static func payload(_ m: Message) -> SecretPayload { .layer101(m) } }
+extension SecretApi144: LayeredSecretNamespace { static func payload(_ m: Message) -> SecretPayload { .layer144(m) } }
