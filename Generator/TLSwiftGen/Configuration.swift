@@ -17,6 +17,9 @@ public struct GeneratorConfiguration: Codable, Sendable, Equatable {
         public var schemas: [SchemaEntry]
         /// The module with the server side of these schemas (typed requests and their registry), when wanted.
         public var server: ServerModule?
+        /// For the layers of the end-to-end (secret chat) schema: each layer's adapter, the `package` conformance
+        /// to `SecretLayerSchema` a secret-chat engine reads and builds its messages through.
+        public var secretChatAdapters: Bool?
     }
 
     /// The server side of a module's schemas: every function as a typed request a server parses, in a module of

@@ -36,7 +36,9 @@ public enum GeneratorPipeline {
                                           outlineWriters: entry.outlineWriters ?? false,
                                           unoptimizedColdCode: entry.unoptimizedColdCode ?? false,
                                           exceptions: exceptions)
-                for file in emitter.emit() {
+                var files = emitter.emit()
+                if module.secretChatAdapters == true { files.append(try emitter.secretChatAdapterFile()) }
+                for file in files {
                     outputs.append(OutputFile(path: (module.directory as NSString).appendingPathComponent(file.name),
                                               contents: file.contents))
                 }
@@ -52,6 +54,11 @@ public enum GeneratorPipeline {
                                               contents: file.contents))
                     replayed.append((entry.namespace, module.module))
                 }
+            }
+            if module.secretChatAdapters == true {
+                let file = SwiftEmitter.secretChatProtocolsFile(module: module.module)
+                outputs.append(OutputFile(path: (module.directory as NSString).appendingPathComponent(file.name),
+                                          contents: file.contents))
             }
         }
         if let replay = configuration.replay {

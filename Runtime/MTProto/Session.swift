@@ -113,7 +113,6 @@ public struct Session: Sendable {
     var answers = IDMap<Int64, Int64>(peerSeed: IDMap<Int64, Int64>.peerSeed)
     var announcedCreation = false
     var uniqueID: Int64
-    var injectedBadMessages: [Int32] = []
 
     /// A session over `authKey`.
     /// - Parameters:

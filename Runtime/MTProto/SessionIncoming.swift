@@ -18,10 +18,7 @@ extension Session {
 
     /// Handles a frame already decrypted (a server decrypts first to find the session by its id).
     public mutating func receive(_ message: consuming DecryptedMessage, now: Double) throws(SessionError) -> [SessionEvent] {
-        let frameSession = message.sessionIDValue
-        guard frameSession == sessionID else { throw .wrongSession(expected: sessionID, received: frameSession) }
-        var events = pendingEvents
-        pendingEvents.removeAll()
+        var events = try takeEvents(before: message)
         let (id, seqNo, salt) = (message.messageID, message.seqNo, message.saltValue)
         // An answer (the common frame, and the large one: file parts) becomes its result in the frame's own
         // storage; anything else is copied out as a body and decoded.
@@ -32,6 +29,14 @@ extension Session {
             handle(id: id, seqNo: seqNo, body: message.messageData, now: now, topLevel: (id, salt), events: &events)
         }
         return forDriver(events)
+    }
+
+    /// The events raised while sending, once `message` is known to belong to this session.
+    mutating func takeEvents(before message: borrowing DecryptedMessage) throws(SessionError) -> [SessionEvent] {
+        let frameSession = message.sessionIDValue
+        guard frameSession == sessionID else { throw .wrongSession(expected: sessionID, received: frameSession) }
+        defer { pendingEvents.removeAll() }
+        return pendingEvents
     }
 
     /// Events raised while sending (requests given up on), when no frame is arriving to carry them.
@@ -162,12 +167,6 @@ extension Session {
                 queueBadMessage(id, seqNo: seqNo, code: 33)
                 return false
             }
-        }
-        if topLevel != nil, !injectedBadMessages.isEmpty {
-            let code = injectedBadMessages.removeFirst()
-            queueBadMessage(id, seqNo: seqNo, code: code,
-                            newSalt: code == 48 ? saltSchedule.current(at: now) ?? salt : nil)
-            return false
         }
         return true
     }

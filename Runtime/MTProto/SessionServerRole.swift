@@ -1,6 +1,6 @@
 // What only a server session does: answer requests and push updates, answer the service messages a server answers,
 // keep answers for resends and drops, tell clients their session was created, and the fault hooks a test server
-// uses (salt rotation, injected bad_msg_notification codes, a forgotten session).
+// uses (salt rotation, bad_msg_notification codes the caller injects, a forgotten session).
 import MTProtoCrypto
 import TLRuntime
 
@@ -46,9 +46,24 @@ extension Session {
     /// Replaces the salts this server accepts (rotation; a fault test may rotate early).
     public mutating func rotateSalts(_ schedule: SaltSchedule) { saltSchedule = schedule }
 
-    /// Fault injection: the next received frames are rejected with these `bad_msg_notification` codes, one each,
-    /// instead of being handled (48 sends `bad_server_salt`).
-    package mutating func injectBadMessageNotifications(_ codes: [Int32]) { injectedBadMessages += codes }
+    /// Fault injection for a test server, whose caller keeps the codes (the session keeps no such state): while
+    /// `refusals` is not empty, a frame whose message passes every check is answered with the first code's
+    /// `bad_msg_notification` (48: `bad_server_salt`) instead of being handled, and the code is used up. A message a
+    /// check drops anyway leaves the codes as they are. With no codes this is `receive(_:now:)`.
+    package mutating func receive(_ message: consuming DecryptedMessage, now: Double,
+                                  refusing refusals: inout [Int32]) throws(SessionError) -> [SessionEvent] {
+        guard let code = refusals.first else { return try receive(message, now: now) }
+        var events = try takeEvents(before: message)
+        let (id, seqNo, salt) = (message.messageID, message.seqNo, message.saltValue)
+        let body = message.messageData
+        let decoded = (try? ServiceMessage.decode(body, maxUnpackedBytes: configuration.maxUnpackedBytes)) ?? .other
+        if accept(id: id, seqNo: seqNo, message: decoded, now: now, topLevel: (id, salt), events: &events) {
+            refusals.removeFirst()
+            queueBadMessage(id, seqNo: seqNo, code: code,
+                            newSalt: code == 48 ? saltSchedule.current(at: now) ?? salt : nil)
+        }
+        return forDriver(events)
+    }
 
     /// Fault injection: forget everything about this session, as a restarted server would; the next message gets
     /// `new_session_created`.

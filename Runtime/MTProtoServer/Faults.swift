@@ -186,7 +186,7 @@ extension ServerContext {
     /// `bad_server_salt`), one each. False if the session is unknown.
     @discardableResult
     public func injectBadMessages(_ codes: [Int32], into key: SessionKey) -> Bool {
-        sessions.withExisting(key) { $0.injectBadMessageNotifications(codes) } != nil
+        sessions.withExistingEntry(key) { $0.refusals += codes } != nil
     }
 
     /// Forgets the session's state as a restarted server would: its next message gets `new_session_created`.

@@ -526,18 +526,19 @@ public struct ServerConnection: Sendable {
             sessions.append(key)
         }
         let context = self.context
-        let (outcome, created) = context.sessions.withSession(key, carriedBy: number, make: {
+        let (outcome, created) = context.sessions.withEntry(key, carriedBy: number, make: {
             Session(role: .server, authKey: entry.key, sessionID: sessionID,
                     salt: entry.salts.current(at: now) ?? 0, saltSchedule: entry.salts, now: now,
                     configuration: context.sessionConfiguration, random: context.random)
-        }) { session -> Result<ConnectionAction, SessionError> in
+        }) { registered -> Result<ConnectionAction, SessionError> in
             let events: [SessionEvent]
             do throws(SessionError) {
-                events = try session.receive(message, now: now)
+                events = try registered.session.receive(message, now: now, refusing: &registered.refusals)
             } catch {
                 return .failure(error)
             }
-            return .success(Self.react(to: events, key: key, session: &session, context: context, now: now))
+            return .success(Self.react(to: events, key: key, session: &registered.session, context: context,
+                                       now: now))
         }
         if created { output.events.append(.sessionCreated(key)) }
         let action: ConnectionAction

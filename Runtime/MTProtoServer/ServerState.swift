@@ -189,12 +189,22 @@ public final class SessionRegistry: Sendable {
     /// The most sessions kept per auth key.
     public let perKey: Int
 
-    /// One session and the connection that carries it now (0: none yet), locked together: a session moves to a
-    /// connection and is flushed to it in one step.
-    private final class Slot: Sendable {
-        let state: Mutex<(session: Session, connection: UInt64)>
+    /// A session and the connection that carries it now (0: none yet).
+    struct Entry {
+        var session: Session
+        var connection: UInt64
+        /// `bad_msg_notification` codes its next messages are refused with (`ServerContext.injectBadMessages`),
+        /// kept here so that the session itself holds no fault state.
+        var refusals: [Int32] = []
+    }
 
-        init(_ session: consuming Session, connection: UInt64) { state = Mutex((session, connection)) }
+    /// One session's entry under its own lock: a session moves to a connection and is flushed to it in one step.
+    private final class Slot: Sendable {
+        let state: Mutex<Entry>
+
+        init(_ session: consuming Session, connection: UInt64) {
+            state = Mutex(Entry(session: session, connection: connection))
+        }
     }
 
     private struct State {
@@ -267,6 +277,12 @@ public final class SessionRegistry: Sendable {
     /// may have died with them on the wire.
     public func withSession<T>(_ key: SessionKey, carriedBy connection: UInt64 = 0, make: () -> Session,
                                _ body: (inout Session) -> T) -> (value: T, created: Bool) {
+        withEntry(key, carriedBy: connection, make: make) { body(&$0.session) }
+    }
+
+    /// `withSession(_:carriedBy:make:_:)` with the session's whole entry, its refusals included.
+    func withEntry<T>(_ key: SessionKey, carriedBy connection: UInt64, make: () -> Session,
+                      _ body: (inout Entry) -> T) -> (value: T, created: Bool) {
         let (slot, created) = state.withLock { state -> (Slot, Bool) in
             state.clock += 1
             if let index = state.sessions.index(forKey: key) {
@@ -288,15 +304,20 @@ public final class SessionRegistry: Sendable {
                 entry.connection = connection
                 if previous != 0 { entry.session.redeliverUnacknowledged() }
             }
-            return body(&entry.session)
+            return body(&entry)
         }
         return (value, created)
     }
 
     /// Runs `body` on an existing session only.
     public func withExisting<T>(_ key: SessionKey, _ body: (inout Session) -> T) -> T? {
+        withExistingEntry(key) { body(&$0.session) }
+    }
+
+    /// `withExisting(_:_:)` with the session's whole entry.
+    func withExistingEntry<T>(_ key: SessionKey, _ body: (inout Entry) -> T) -> T? {
         guard let slot = state.withLock({ $0.sessions[key]?.slot }) else { return nil }
-        return slot.state.withLock { body(&$0.session) }
+        return slot.state.withLock { body(&$0) }
     }
 
     /// Runs `body` on an existing session only while `connection` carries it (a connection the session has moved

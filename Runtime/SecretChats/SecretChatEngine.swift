@@ -428,7 +428,7 @@ public struct SecretChatEngine: Sendable {
         } catch {
             return [.event(.dropped(chatID: chatID, .malformed("layer-8 message: \(error)")))]
         }
-        let randomID = L8.randomID(of: message)
+        let randomID = SecretApi8.randomID(of: message)
         // Bare messages carry no sequence numbers: replays are caught by random_id.
         guard chats[chatID]?.seenBareRandomIDs.contains(randomID) == false else {
             return [.event(.dropped(chatID: chatID, .sequenceViolation("replayed layer-8 message \(randomID)")))]
@@ -716,16 +716,16 @@ public struct SecretChatEngine: Sendable {
     // MARK: Namespaces
 
     static func namespace(_ layer: SecretLayer) -> any SecretNamespace.Type {
-        layeredNamespace(layer) ?? L8.self
+        layeredNamespace(layer) ?? SecretApi8.self
     }
 
     static func layeredNamespace(_ layer: SecretLayer) -> (any LayeredSecretNamespace.Type)? {
         switch layer {
         case .layer8: nil
-        case .layer46: L46.self
-        case .layer73: L73.self
-        case .layer101: L101.self
-        case .layer144: L144.self
+        case .layer46: SecretApi46.self
+        case .layer73: SecretApi73.self
+        case .layer101: SecretApi101.self
+        case .layer144: SecretApi144.self
         }
     }
 

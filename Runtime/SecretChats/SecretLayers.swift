@@ -1,6 +1,8 @@
 // The five generated secret-chat layers behind one interface. A chat serializes and parses with the namespace of its
 // negotiated layer (min of both parties' layers, core.telegram.org/api/end-to-end, "Layer negotiation"); messages
-// without a decryptedMessageLayer wrapper are layer-8 messages and always read with SecretApi8.
+// without a decryptedMessageLayer wrapper are layer-8 messages and always read with SecretApi8. How each layer's
+// messages are read and built (its adapter) tlgen writes from the layer's definitions; here each namespace is only
+// named with its `SecretPayload` case.
 // Service actions have the same constructors in every layer that has them, so the engine models them once
 // (`SecretServiceAction`) and moves them into a namespace by serializing and parsing with that namespace: an action
 // the layer lacks is refused by the layer's own parser.
@@ -67,22 +69,22 @@ public enum SecretPayload: Sendable {
     /// The message's random_id.
     public var randomID: Int64 {
         switch self {
-        case .layer8(let m): L8.randomID(of: m)
-        case .layer46(let m): L46.randomID(of: m)
-        case .layer73(let m): L73.randomID(of: m)
-        case .layer101(let m): L101.randomID(of: m)
-        case .layer144(let m): L144.randomID(of: m)
+        case .layer8(let m): SecretApi8.randomID(of: m)
+        case .layer46(let m): SecretApi46.randomID(of: m)
+        case .layer73(let m): SecretApi73.randomID(of: m)
+        case .layer101(let m): SecretApi101.randomID(of: m)
+        case .layer144(let m): SecretApi144.randomID(of: m)
         }
     }
 
     /// Text, document and timer of an ordinary (non-service) message.
     public var content: SecretContent? {
         switch self {
-        case .layer8(let m): L8.content(of: m)
-        case .layer46(let m): L46.content(of: m)
-        case .layer73(let m): L73.content(of: m)
-        case .layer101(let m): L101.content(of: m)
-        case .layer144(let m): L144.content(of: m)
+        case .layer8(let m): SecretApi8.secretContent(of: m)
+        case .layer46(let m): SecretApi46.secretContent(of: m)
+        case .layer73(let m): SecretApi73.secretContent(of: m)
+        case .layer101(let m): SecretApi101.secretContent(of: m)
+        case .layer144(let m): SecretApi144.secretContent(of: m)
         }
     }
 
@@ -95,11 +97,11 @@ public enum SecretPayload: Sendable {
     /// The service action, for service messages, in the engine's layer-neutral form (nil when it has none).
     public var action: SecretServiceAction? {
         switch self {
-        case .layer8(let m): L8.serviceAction(of: m).flatMap(SecretServiceAction.init)
-        case .layer46(let m): L46.serviceAction(of: m).flatMap(SecretServiceAction.init)
-        case .layer73(let m): L73.serviceAction(of: m).flatMap(SecretServiceAction.init)
-        case .layer101(let m): L101.serviceAction(of: m).flatMap(SecretServiceAction.init)
-        case .layer144(let m): L144.serviceAction(of: m).flatMap(SecretServiceAction.init)
+        case .layer8(let m): SecretApi8.serviceAction(of: m).flatMap(SecretServiceAction.init)
+        case .layer46(let m): SecretApi46.serviceAction(of: m).flatMap(SecretServiceAction.init)
+        case .layer73(let m): SecretApi73.serviceAction(of: m).flatMap(SecretServiceAction.init)
+        case .layer101(let m): SecretApi101.serviceAction(of: m).flatMap(SecretServiceAction.init)
+        case .layer144(let m): SecretApi144.serviceAction(of: m).flatMap(SecretServiceAction.init)
         }
     }
 
@@ -227,26 +229,39 @@ func convert<To: TLParsable>(_ value: some TLSerializable, to: To.Type) throws(T
     try SecretChatEngine.parse(value.boxedBytes, as: To.self)
 }
 
-/// One generated namespace, as the engine uses it.
-protocol SecretNamespace {
-    associatedtype Message: TLObject & TLParsable
-    associatedtype Action: TLObject & TLParsable
-    static var layer: SecretLayer { get }
-    static func randomID(of message: Message) -> Int64
-    static func serviceAction(of message: Message) -> Action?
-    static func content(of message: Message) -> SecretContent?
-    static func service(randomID: Int64, action: Action, random: some RandomSource) -> Message
-    static func message(randomID: Int64, content: SecretContent, random: some RandomSource) -> Message
+/// One generated namespace, as the engine uses it: the layer's adapter, which tlgen writes from the layer's own
+/// definitions (`SecretLayerSchema`, Generated/SecretApi/*Adapter.swift), and which `SecretPayload` case it is.
+protocol SecretNamespace: SecretLayerSchema {
     static func payload(_ message: Message) -> SecretPayload
-    /// The message, if `payload` is already in this namespace.
-    static func message(in payload: SecretPayload) -> Message?
 }
 
 /// A namespace with decryptedMessageLayer (layer 17 and later).
-protocol LayeredSecretNamespace: SecretNamespace {
-    associatedtype Layered: TLObject & TLParsable
-    static func wrap(randomBytes: [UInt8], layer: Int32, inSeqNo: Int32, outSeqNo: Int32, message: Message) -> Layered
-    static func unwrap(_ layered: Layered) -> (layer: Int32, inSeqNo: Int32, outSeqNo: Int32, message: Message)
+protocol LayeredSecretNamespace: SecretNamespace, LayeredSecretLayerSchema {}
+
+extension SecretNamespace {
+    /// The message, if `payload` is already in this namespace (each layer's messages are a type of their own).
+    static func message(in payload: SecretPayload) -> Message? { payload.object as? Message }
+
+    /// Text, document and timer of an ordinary message.
+    static func secretContent(of message: Message) -> SecretContent? {
+        content(of: message).map { c in
+            SecretContent(text: c.text, document: c.document.map {
+                SecretDocumentInfo(key: $0.key, iv: $0.iv, size: $0.size, mimeType: $0.mimeType, fileName: $0.fileName)
+            }, ttl: c.ttl)
+        }
+    }
+
+    static func service(randomID: Int64, action: Action, random: some RandomSource) -> Message {
+        service(randomID: randomID, action: action, randomBytes: { messageRandomBytes(random) })
+    }
+
+    static func message(randomID: Int64, content: SecretContent, random: some RandomSource) -> Message {
+        let document = content.document.map {
+            (key: $0.key, iv: $0.iv, size: $0.size, mimeType: $0.mimeType, fileName: $0.fileName)
+        }
+        return message(randomID: randomID, content: (text: content.text, ttl: content.ttl, document: document),
+                       randomBytes: { messageRandomBytes(random) })
+    }
 }
 
 /// Random bytes inside a message: at least 15 (end-to-end docs, "random_bytes ... at least 15 bytes"), 15…27.
@@ -254,46 +269,9 @@ func messageRandomBytes(_ random: some RandomSource) -> [UInt8] {
     random.bytes(15 + 4 * Int(random.bytes(1)[0] % 4))
 }
 
-enum L8: SecretNamespace {
-    typealias Message = SecretApi8.DecryptedMessage
-    typealias Action = SecretApi8.DecryptedMessageAction
-    static let layer = SecretLayer.layer8
-
-    static func randomID(of m: Message) -> Int64 {
-        switch m {
-        case .decryptedMessage(let c): c.randomId
-        case .decryptedMessageService(let c): c.randomId
-        }
-    }
-    static func serviceAction(of m: Message) -> Action? {
-        if case .decryptedMessageService(let c) = m { return c.action }
-        return nil
-    }
-    static func content(of m: Message) -> SecretContent? {
-        guard case .decryptedMessage(let c) = m else { return nil }
-        var document: SecretDocumentInfo?
-        if case .decryptedMessageMediaDocument(let d) = c.media {
-            document = SecretDocumentInfo(key: d.key, iv: d.iv, size: Int64(d.size), mimeType: d.mimeType,
-                                          fileName: d.fileName)
-        }
-        return SecretContent(text: c.message, document: document)
-    }
-    static func service(randomID: Int64, action: Action, random: some RandomSource) -> Message {
-        .decryptedMessageService(.init(randomId: randomID, randomBytes: messageRandomBytes(random), action: action))
-    }
-    static func message(randomID: Int64, content: SecretContent, random: some RandomSource) -> Message {
-        var media = SecretApi8.DecryptedMessageMedia.decryptedMessageMediaEmpty
-        if let d = content.document {
-            media = .decryptedMessageMediaDocument(.init(thumb: [], thumbW: 0, thumbH: 0, fileName: d.fileName,
-                                                         mimeType: d.mimeType, size: Int32(clamping: d.size),
-                                                         key: d.key, iv: d.iv))
-        }
-        return .decryptedMessage(.init(randomId: randomID, randomBytes: messageRandomBytes(random),
-                                       message: content.text, media: media))
-    }
-    static func payload(_ m: Message) -> SecretPayload { .layer8(m) }
-    static func message(in payload: SecretPayload) -> Message? {
-        if case .layer8(let m) = payload { return m }
-        return nil
-    }
-}
+// Each namespace's `SecretPayload` case.
+extension SecretApi8: SecretNamespace { static func payload(_ m: Message) -> SecretPayload { .layer8(m) } }
+extension SecretApi46: LayeredSecretNamespace { static func payload(_ m: Message) -> SecretPayload { .layer46(m) } }
+extension SecretApi73: LayeredSecretNamespace { static func payload(_ m: Message) -> SecretPayload { .layer73(m) } }
+extension SecretApi101: LayeredSecretNamespace { static func payload(_ m: Message) -> SecretPayload { .layer101(m) } }
+extension SecretApi144: LayeredSecretNamespace { static func payload(_ m: Message) -> SecretPayload { .layer144(m) } }

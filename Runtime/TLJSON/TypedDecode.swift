@@ -1,5 +1,6 @@
 // `tl decode --type T` and `mtcall`'s results: reading a value whose constructor ID is not on the wire (a bare vector in `rpc_result`, a
-// bare constructor such as `%Message`, a plain `long`) by a TL type written on the command line.
+// bare constructor such as `%Message`, a plain `long`) by a TL type written on the command line. The type text is
+// parsed here; the bytes are read by TLRuntime's interpreter, the one that reads requests and descriptions.
 
 import TLRuntime
 import TLSchema
@@ -98,48 +99,28 @@ public struct TypedDecoder: Sendable {
     /// Exactly one value of `type` from `bytes`; trailing bytes are an error.
     public func decode(_ type: ValueType, bytes: [UInt8]) throws(TLDecodingError) -> TLValue {
         var reader = BufferReader(bytes: bytes)
-        let value = try read(type, &reader)
+        let value = try TLRequest.read(type.kind, from: &reader, registry: registry)
         try reader.expectEnd()
         return value
     }
+}
 
-    func read(_ type: ValueType, _ reader: inout BufferReader) throws(TLDecodingError) -> TLValue {
-        switch type {
-        case .int: return .int(try reader.readInt32())
-        case .long: return .long(try reader.readInt64())
-        case .double: return .double(try reader.readDouble())
-        case .string: return .string(try reader.readTLString())
-        case .bytes: return .bytes(try reader.readTLBytes())
-        case .int128: return .int128(try reader.readInt128())
-        case .int256: return .int256(try reader.readInt256())
-        case .bool: return .bool(try reader.readBool())
-        case .object: return .object(try registry.parse(&reader))
-        case .boxed(let name):
-            let at = reader.offset
-            if let id = reader.peekUInt32(), let found = registry.type(for: id), found.tlTypeName != name {
-                throw TLDecodingError(.invalidValue("expected \(name), found a \(found.tlTypeName)"), offset: at)
-            }
-            return .object(try registry.parse(&reader))
-        case .bare(let name, let id):
-            // The generated parsers start at the ID, so parse a copy with it put back, then skip what it used.
-            var rest = reader
-            var boxed = BufferReader(bytes: withUnsafeBytes(of: id.littleEndian, Array.init) + rest.readRemaining())
-            let at = reader.offset
-            do {
-                let object = try registry.parse(&boxed)
-                try reader.skip(count: boxed.offset - 4)
-                return .object(object)
-            } catch {
-                throw TLDecodingError(.invalidValue("bare \(name): \(error)"), offset: at)
-            }
-        case .vector(let element, let boxed):
-            try reader.enterObject()
-            defer { reader.leaveObject() }
-            let count = try reader.readVectorCount(boxed: boxed)
-            var items: [TLValue] = []
-            items.reserveCapacity(count)
-            for _ in 0..<count { items.append(try read(element, &reader)) }
-            return .vector(items)
+extension ValueType {
+    /// The type as the runtime's interpreter reads it (the reader requests and descriptions go through).
+    var kind: TLValueKind {
+        switch self {
+        case .int: .int
+        case .long: .long
+        case .double: .double
+        case .string: .string
+        case .bytes: .bytes
+        case .int128: .int128
+        case .int256: .int256
+        case .bool: .bool
+        case .object: .object
+        case .boxed(let name): .boxed(name)
+        case .bare(let name, let id): .bare(name, id: id)
+        case .vector(let element, let boxed): .vector(element.kind, boxed: boxed)
         }
     }
 }

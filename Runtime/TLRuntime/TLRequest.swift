@@ -44,7 +44,7 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
     enum WrittenField {
         case flags(Int32)
         case trueFlag
-        case value(TLValue, TLSignature.Kind)
+        case value(TLValue, TLValueKind)
     }
 
     /// Walks the fields the wire carries, in order: `#` words (derived from which arguments are present), set
@@ -201,7 +201,7 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
         }
     }
 
-    static func write(_ value: TLValue, as kind: TLSignature.Kind, into buffer: Buffer) {
+    static func write(_ value: TLValue, as kind: TLValueKind, into buffer: Buffer) {
         switch (kind, value) {
         case (.int, .int(let v)): buffer.appendInt32(v)
         case (.long, .long(let v)): buffer.appendInt64(v)
@@ -211,7 +211,8 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
         case (.int128, .int128(let v)): buffer.appendInt128(v)
         case (.int256, .int256(let v)): buffer.appendInt256(v)
         case (.bool, .bool(let v)): buffer.appendBool(v)
-        case (.boxed, .object(let object)), (.generic, .object(let object)): object.serialize(buffer, true)
+        case (.boxed, .object(let object)), (.generic, .object(let object)), (.object, .object(let object)):
+            object.serialize(buffer, true)
         case (.vector(let element, let boxed), .vector(let items)):
             buffer.appendVectorHeader(count: items.count, boxed: boxed)
             for item in items { write(item, as: element, into: buffer) }
@@ -304,7 +305,9 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
         return fields
     }
 
-    static func read(_ kind: TLSignature.Kind, from reader: inout BufferReader, registry: TLRegistry)
+    /// Reads one value of `kind`, nested objects through `registry`: the one TL interpreter, for request fields,
+    /// descriptions and the tools' typed decoding (`TLJSON`'s `TypedDecoder`).
+    package static func read(_ kind: TLValueKind, from reader: inout BufferReader, registry: TLRegistry)
         throws(TLDecodingError) -> TLValue
     {
         switch kind {
@@ -345,29 +348,42 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
                 throw TLDecodingError(.invalidValue("expected a function, found constructor \(object.descriptionFields().0)"), offset: at)
             }
             return .object(object)
-        case .unsupported(let text):
+        case .object: return .object(try registry.parse(&reader))
+        case .bare(let text, let id):
             // A bare constructor (`future_salt`, `%Message`): the registry parses it from its known ID.
+            if let id {
+                guard case .constructor(let type)? = registry.lookup[id] else {
+                    throw TLDecodingError(.unknownConstructor(id, type: registry.name), offset: reader.offset)
+                }
+                return .object(try type.parse(&reader, constructor: id))
+            }
             if let object = try registry.parseBare(text, from: &reader) { return .object(object) }
             throw TLDecodingError(.invalidValue("the runtime cannot read a field of type \(text)"), offset: reader.offset)
         }
     }
 }
 
+/// What `TLRequest.read(_:from:registry:)` reads: a field's type in a definition, or a type written on a command line.
+package indirect enum TLValueKind: Equatable, Sendable {
+    case int, long, double, string, bytes, int128, int256, bool, trueFlag, nat
+    /// `!X`: a function (a wrapped query).
+    case generic
+    /// `Object`: any boxed value.
+    case object
+    /// A boxed type by its TL name: the constructor ID on the wire must be one of its constructors.
+    case boxed(String)
+    case vector(TLValueKind, boxed: Bool)
+    /// A bare constructor (`%T`, `future_salt`), by its ID when the caller knows it, else read through the
+    /// registry's constructor definitions, if it has them (no function in Telegram's schemas takes one).
+    case bare(String, id: UInt32?)
+}
+
 /// A function definition as the request interpreter needs it: name, ID, typed fields and flag groups. A class: every
 /// request holds its function's signature, and copying one then costs a single retain.
 final class TLSignature: Sendable {
-    indirect enum Kind: Equatable, Sendable {
-        case int, long, double, string, bytes, int128, int256, bool, trueFlag, nat, generic
-        case boxed(String)
-        case vector(Kind, boxed: Bool)
-        /// Bare constructors (`%T`, `future_salt`): read through the registry's constructor definitions, if it has
-        /// them (no function in Telegram's schemas takes one).
-        case unsupported(String)
-    }
-
     struct Field: Sendable {
         var name: String
-        var kind: Kind
+        var kind: TLValueKind
         var condition: (flags: String, mask: Int32)?
         /// Which `#` word of the function the condition reads (0 for the first), -1 without a condition.
         var wordIndex = -1
@@ -448,7 +464,7 @@ final class TLSignature: Sendable {
             case .long: .long
             case .string: .string
             case .bytes: .bytes
-            case .boxed, .generic: .object
+            case .boxed, .generic, .object: .object
             default: .other
             }
         }
@@ -571,7 +587,7 @@ final class TLSignature: Sendable {
         return value
     }
 
-    static func kind(_ type: Bytes) -> Kind {
+    static func kind(_ type: Bytes) -> TLValueKind {
         func equals(_ literal: StaticString) -> Bool {
             literal.withUTF8Buffer { type.elementsEqual($0) }
         }
@@ -600,7 +616,7 @@ final class TLSignature: Sendable {
         let first = type.first ?? 0
         if first == UInt8(ascii: "%")
             || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) && !type.contains(UInt8(ascii: ".")) {
-            return .unsupported(string(type))
+            return .bare(string(type), id: nil)
         }
         return .boxed(string(type))
     }

@@ -53,8 +53,8 @@ import Testing
                     pair.server.rotateSalts(.hourly(first: Int64(bitPattern: chaos.next()), start: pair.now - 60,
                                                     random: chaos))
                     counts.rotations += 1
-                case 1...4 where pair.server.injectedBadMessages.isEmpty:
-                    pair.server.injectBadMessageNotifications([codes[Int(chaos.next() % UInt64(codes.count))]])
+                case 1...4 where pair.refusals.isEmpty:
+                    pair.refusals.append(codes[Int(chaos.next() % UInt64(codes.count))])
                     counts.injected += 1
                 case 5 where step % 3 == 0:
                     pair.server.forgetState()

@@ -58,6 +58,10 @@ struct SessionPair {
     var toServer: [[UInt8]] = []
     var toClient: [[UInt8]] = []
     var executions = 0
+    /// `bad_msg_notification` codes the server answers its next messages with instead of handling them.
+    var refusals: [Int32] = []
+    /// What the server decrypts with before handing a frame to the session with the refusals.
+    let serverCipher = MTProto2Cipher(authKey: Self.authKey)
     var stats = (dropped: 0, duplicated: 0, delayed: 0)
 
     static let authKey: AuthKey = {
@@ -109,7 +113,8 @@ struct SessionPair {
         if toServer { self.toServer = queue } else { self.toClient = queue }
         for frame in now {
             if toServer {
-                let events = try server.receive(frame: frame, now: self.now)
+                let message = try serverCipher.decrypt(frame, direction: .client)
+                let events = try server.receive(message, now: self.now, refusing: &refusals)
                 for event in events {
                     if case .request(let id, let body) = event {
                         executions += 1

@@ -41,7 +41,7 @@ import Testing
         let expiresAt = Int32(pair.now) + 3600
         let request = try pair.client.bindTemporaryKey(to: permanent, expiresAt: expiresAt)
         // The first copy is refused (msg_id too low), so the session sends it again under a new msg_id.
-        pair.server.injectBadMessageNotifications([16])
+        pair.refusals = [16]
         let firstFrames = pair.client.outgoing(now: pair.now)
         let first = try Self.bindingMessage(in: try open(try #require(firstFrames.first).bytes, from: .client))
         pair.post(firstFrames, toServer: true)

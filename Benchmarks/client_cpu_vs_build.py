@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Two builds of our client against one mtserver: the pipelined call rate and the client process's own CPU per call,
+start-up, key exchange and connection subtracted. Each build runs `mtcall --repeat` with N and with 2N calls
+(`help.getNearestDc`, 100 in flight on one connection); CPU per call is the difference of the two runs' user+system
+time (from the OS, getrusage of the finished child) divided by N. Builds alternate within a round, and which goes
+first alternates between rounds, so a drift in the machine's speed reaches both. Prints each round and the
+min / median / max of B/A for CPU per call and for the rate.
+
+Usage (from the repository root; build each tree in release first: swift build -c release --product mtcall):
+  python3 Benchmarks/client_cpu_vs_build.py --mtserver .build/release/mtserver \\
+      --a OLD_TREE/.build/release/mtcall --b .build/release/mtcall [--calls 20000] [--rounds 5]
+"""
+import argparse
+import json
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def run(mtcall, port, keyfile, calls):
+    """One mtcall run of `calls` pipelined calls after a first one: (CPU seconds of the process, calls/s it printed)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([mtcall, "--server", f"127.0.0.1:{port}", "--rsa-key", keyfile, "--repeat", str(calls + 1),
+                           "help.getNearestDc"], capture_output=True, text=True, timeout=600)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    match = re.search(r"([0-9.]+) calls/s", done.stderr)
+    if done.returncode != 0 or not match:
+        raise SystemExit(f"{mtcall} failed: {done.stderr.strip()}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, float(match.group(1))
+
+
+def measure(mtcall, port, keyfile, calls):
+    """CPU µs per call (2N run less N run, over N) and the 2N run's rate."""
+    cpu_n, _ = run(mtcall, port, keyfile, calls)
+    cpu_2n, rate = run(mtcall, port, keyfile, 2 * calls)
+    return (cpu_2n - cpu_n) / calls * 1e6, rate
+
+
+def spread(values):
+    return f"{min(values):.3f} / {statistics.median(values):.3f} / {max(values):.3f}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mtserver", required=True, help="the one server both builds call")
+    parser.add_argument("--a", required=True, help="mtcall of the first build (the baseline)")
+    parser.add_argument("--b", required=True, help="mtcall of the second build")
+    parser.add_argument("--calls", type=int, default=20000, help="N: each build runs N and 2N calls a round")
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    server = subprocess.Popen([args.mtserver, "--generate-key", "--timeout", "3600", "--log-level", "error"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        ready = json.loads(server.stdout.readline())
+        cpu_ratios, rate_ratios = [], []
+        with tempfile.NamedTemporaryFile("w", suffix=".pem") as keyfile:
+            keyfile.write(ready["public_key"])
+            keyfile.flush()
+            run(args.a, ready["port"], keyfile.name, 100)  # warm-up: page cache, the server's first key
+            for round in range(args.rounds):
+                order = ["a", "b"] if round % 2 == 0 else ["b", "a"]
+                results = {name: measure(getattr(args, name), ready["port"], keyfile.name, args.calls)
+                           for name in order}
+                (cpu_a, rate_a), (cpu_b, rate_b) = results["a"], results["b"]
+                cpu_ratios.append(cpu_b / cpu_a)
+                rate_ratios.append(rate_b / rate_a)
+                print(f"round {round + 1} ({' then '.join(order)}): CPU per call A {cpu_a:.2f} µs, B {cpu_b:.2f} µs "
+                      f"(B/A {cpu_b / cpu_a:.3f}); rate A {rate_a:,.0f}, B {rate_b:,.0f} calls/s "
+                      f"(B/A {rate_b / rate_a:.3f})", flush=True)
+        print(f"B/A CPU per call, min / median / max: {spread(cpu_ratios)}")
+        print(f"B/A call rate, min / median / max: {spread(rate_ratios)}")
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
