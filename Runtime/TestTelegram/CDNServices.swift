@@ -154,7 +154,8 @@ extension TestTelegramService {
     }
 
     /// `upload.getCdnFile` on the CDN DC: the offset and limit rules of `upload.getFile`, the bytes encrypted.
-    private func getCdnFile(_ call: RPCCall, _ request: Api.functions.upload.GetCdnFile)
+    /// Package access: a test that holds the CDN's answers with a handler of its own answers through it.
+    package func getCdnFile(_ call: RPCCall, _ request: Api.functions.upload.GetCdnFile)
         throws(RPCError) -> Api.upload.CdnFile {
         let token = request.fileToken
         let offset = request.offset

@@ -56,16 +56,25 @@ import Testing
     @Test func aRedirectedDownloadIsByteIdenticalAndReuploadIsAnswered() async throws {
         let cdn = try await CDN.start(seed: 501)
         // 5 MB: the redirect's hashes cover the first 1 MiB, getCdnFileHashes the rest. 6 parts of 128 KiB asked
-        // at once, so the server's count of parts in flight (a lower bound) can show 4: 40 parts give it as many
-        // chances. The parts' tasks run on a loop of their own: in a whole `swift test` the cooperative pool was
-        // busy enough that 10 parts of 512 KiB never had more than 3 in flight.
-        let (data, location, document) = try await cdn.popularFile(5 << 20, seed: 11)
-        let received = try await withTaskExecutorPreference(EventLoopTaskExecutor(Fixture.timingLoops.next())) {
-            var received: [UInt8] = []
-            let options = FileTransferOptions(partsInFlight: 6, partSize: 128 << 10)
-            for try await chunk in cdn.pair.bob.download(location, options: options) { received += chunk }
-            return received
+        // at once: the CDN holds its answers until 4 parts wait together, then answers them and every later part
+        // at once. A client with fewer in flight never opens the gate, and its parts time out (-503).
+        let service = cdn.pair.telegram.service
+        let gate = Gate()
+        service.on(Api.functions.upload.GetCdnFile.self, timeout: AnswerTimeout(seconds: 120)) {
+            call, request async throws(RPCError) in
+            _ = await gate.wait()
+            return try service.getCdnFile(call, request)
         }
+        let opener = Task {
+            await gate.arrivals(4)
+            gate.fire("4 parts waited together")
+        }
+        defer { opener.cancel() }
+        let (data, location, document) = try await cdn.popularFile(5 << 20, seed: 11)
+        var received: [UInt8] = []
+        let options = FileTransferOptions(partsInFlight: 6, partSize: 128 << 10)
+        for try await chunk in cdn.pair.bob.download(location, options: options) { received += chunk }
+        #expect(gate.fired, "4 parts were held at once")
         #expect(Hash.sha256(received) == Hash.sha256(data))
         let counts = cdn.pair.telegram.service.cdnCounts
         #expect(counts.reuploads >= 1, "the CDN asked for a reupload first")
