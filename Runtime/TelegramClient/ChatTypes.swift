@@ -243,7 +243,7 @@ public struct InviteLink: Sendable, Hashable, CustomStringConvertible {
             }
         }
         guard var hash = found else { throw .malformedInviteLink(text) }
-        if let end = hash.firstIndex(where: { $0 == "?" || $0 == "#" }) { hash = hash[..<end] }
+        if let end = hash.firstIndex(where: { $0 == "?" || $0 == "#" || $0 == "&" }) { hash = hash[..<end] }
         if hash.hasSuffix("/") { hash = hash.dropLast() }
         guard (1...64).contains(hash.count),
               hash.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_") })

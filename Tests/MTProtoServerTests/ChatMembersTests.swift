@@ -324,7 +324,7 @@ func errorName(_ error: any Error) -> String? {
     /// The link forms people paste, and what is not an invite link.
     @Test(arguments: [
         ("https://t.me/+AbC_d-9", "AbC_d-9"), ("t.me/+AbC", "AbC"), ("http://telegram.me/joinchat/XyZ", "XyZ"),
-        ("https://t.me/joinchat/XyZ/", "XyZ"), ("tg://join?invite=Q1w2", "Q1w2"), ("  https://t.me/+AbC?x=1 ", "AbC"),
+        ("https://t.me/joinchat/XyZ/", "XyZ"), ("tg://join?invite=Q1w2", "Q1w2"), ("tg://join?invite=Q1w2&x=1", "Q1w2"), ("  https://t.me/+AbC?x=1 ", "AbC"),
     ])
     func inviteLinkForms(text: String, hash: String) throws {
         #expect(try InviteLink(parsing: text).hash == hash)
