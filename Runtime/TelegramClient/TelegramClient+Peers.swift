@@ -112,7 +112,7 @@ extension TelegramClient {
                 guard case .peerDialogs(let d) = dialogs else { return }
                 learn(users: d.users, chats: d.chats, messages: d.messages)
             default:
-                return
+                guard learnChatPeers(from: result) else { return }
         }
         savePeers()
     }

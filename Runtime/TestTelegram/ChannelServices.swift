@@ -93,7 +93,10 @@ extension TestTelegramService {
                 guard channel.members.count + added.count <= maxMembers else {
                     throw RPCError(code: 400, message: "USERS_TOO_MUCH")
                 }
-                for user in added { channel.members[user] = channel.pts }
+                for user in added {
+                    channel.members[user] = channel.pts
+                    channel.roster.join(user, inviter: me, date: date)
+                }
                 let notice = announces && !channel.broadcast && !added.isEmpty
                     ? channel.announce(.messageActionChatAddUser(.init(users: added)), by: me, date: date, limits: limit) : nil
                 return (channel, added, notice)
@@ -154,7 +157,7 @@ extension TestTelegramService {
         let withheld = faults?.withholdMessagePush
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
             let id = try state.channelID(id: input, accessHash: accessHash, viewer: me)
-            try state.channels[id]?.checkPoster(me)
+            try state.channels[id]?.checkPoster(me, media: content.media != nil, now: date)
             if let reply = content.replyTo, state.channels[id]?.messages[reply] == nil {
                 throw RPCError(code: 400, message: "REPLY_MESSAGE_ID_INVALID")
             }
@@ -346,6 +349,8 @@ struct Channel {
     var sharedHashes = false
     /// pts-ordered updates (new messages and deletions), each with the pts after it and its pts_count.
     var log: [(pts: Int32, count: Int32, entry: LogEntry)] = []
+    /// Join dates, admins, bans and restrictions (ParticipantServices.swift).
+    var roster = Roster()
 
     /// What each member read up to, and what each author was last told was read of its messages
     /// (MessageOperationServices.swift).
@@ -375,10 +380,14 @@ struct Channel {
         guard members[user] != nil else { throw RPCError(code: 406, message: "CHANNEL_PRIVATE") }
     }
 
-    /// Members post in a supergroup; only the creator in a broadcast channel (403 CHAT_WRITE_FORBIDDEN).
-    func checkPoster(_ user: Int64) throws(RPCError) {
+    /// Members post in a supergroup unless restricted (ParticipantServices.swift); only the creator and admins with
+    /// post_messages in a broadcast channel (403 CHAT_WRITE_FORBIDDEN).
+    func checkPoster(_ user: Int64, media: Bool = false, now: Int32 = 0) throws(RPCError) {
         try checkMember(user)
-        guard !broadcast || creator == user else { throw RPCError(code: 403, message: "CHAT_WRITE_FORBIDDEN") }
+        guard !broadcast || creator == user || roster.admin(user)?.postMessages == true else {
+            throw RPCError(code: 403, message: "CHAT_WRITE_FORBIDDEN")
+        }
+        try roster.checkSend(user, media: media, now: now)
     }
 
     /// The channel as `viewer` sees it: `channelForbidden` for non-members (channels here have no usernames, so

@@ -44,8 +44,8 @@ public final class TestTelegramService: Sendable {
         public var secretChats = SecretChatLimits()
         /// Channels and supergroups in all, and members of each (ChannelServices.swift).
         public var maxChannels = 1_000
-        /// Members per channel.
-        public var maxChannelMembers = 1_000
+        /// Members per channel (a supergroup seeded with `seedSupergroup` counts too).
+        public var maxChannelMembers = 10_000
         /// Messages kept per channel (the oldest are forgotten first).
         public var maxChannelMessages = 1_000
         /// Updates kept per channel for `updates.getChannelDifference`; a member further behind gets
@@ -102,6 +102,8 @@ public final class TestTelegramService: Sendable {
         registerPeers(into: &handlers)
         registerSignIn(into: &handlers)
         registerCDN(into: &handlers)
+        registerChats(into: &handlers)
+        registerParticipants(into: &handlers)
         handlers.overrides = overrides
         return handlers
     }
@@ -373,6 +375,8 @@ struct ServiceState {
     var nextChannelID: Int64 = 2_000_000_001
     /// Passwords, bots and QR tokens (SignInServices.swift).
     var signIn = SignInState()
+    /// Basic groups and invite links (ChatServices.swift).
+    var chats = ChatsState()
 
     mutating func createAccount(number: TestPhone, firstName: String, lastName: String, username: String?,
                                 homeDC: Int32?, accessHash: Int64, limits: TestTelegramService.Limits) throws(RPCError) -> Int64 {

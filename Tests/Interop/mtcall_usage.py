@@ -11,6 +11,7 @@
 - `--output text` prints peers as `user#ID` and dates as UTC times;
 - `edit`, `read`, `delete`, `forward` and `pin`: a usage error exits 64 before connecting, an id the chat lacks and a
   peer the cache has not seen exit 1 with a hint.
+- `members`, `ban` and `promote` by PEER in a supergroup, and their usage errors (a filter, a right, a link).
 
 Every wait is bounded; mtserver is stopped on the way out.
 """
@@ -139,6 +140,34 @@ def main():
             sent = json.loads(done.stdout) if done.returncode == 0 else {}
             check("upload --to me from the reopened session lands on Bob's home DC 1",
                   sent.get("dc") == 1 and sent.get("size") == 100_000, done.stderr)
+
+            # Groups: Alice makes a supergroup with a raw call, then lists, bans and promotes by PEER.
+            done = mtcall.run(*alice, "channels.createChannel", '{"megagroup": true, "title": "Usage", "about": ""}')
+            made = json.loads(done.stdout) if done.returncode == 0 else {}
+            group = next((f"channel:{c['id']}" for c in made.get("chats", []) if c.get("_") == "channel"), None)
+            check("a supergroup made with channels.createChannel", group is not None, done.stderr)
+            if group:
+                done = mtcall.run(*alice, "members", group)
+                rows = [json.loads(line) for line in done.stdout.splitlines()]
+                check("members prints the creator alone, as user#ID", done.returncode == 0 and len(rows) == 1
+                      and rows[0]["role"] == "creator" and rows[0]["user"] == f"user#{alice_id}", done.stdout + done.stderr)
+                done = mtcall.run(*alice, "ban", group, "@bob_test")
+                check("ban takes a username", done.returncode == 0 and '"banned"' in done.stdout, done.stderr)
+                done = mtcall.run(*alice, "members", group, "--filter", "banned")
+                check("members --filter banned lists him", done.returncode == 0 and "user#" in done.stdout
+                      and len(done.stdout.splitlines()) == 1, done.stdout + done.stderr)
+                done = mtcall.run(*alice, "promote", group, "@bob_test", "--rights", "ban_users")
+                check("promote of a user not in the group: exit 1, the reason in words with Telegram's error",
+                      done.returncode == 1 and "USER_NOT_PARTICIPANT" in done.stderr, done.stderr)
+            done = mtcall.run(*alice, "members", "channel:1", "--filter", "friends")
+            check("a malformed --filter: exit 64, with the filters", done.returncode == 64 and "search:QUERY" in done.stderr,
+                  done.stderr)
+            done = mtcall.run(*alice, "promote", "channel:1", "@bob_test", "--rights", "rule_all")
+            check("an unknown admin right: exit 64, naming the rights", done.returncode == 64
+                  and "ban_users" in done.stderr, done.stderr)
+            done = mtcall.run(*alice, "join", "https://t.me/durov")
+            check("join of a link that is no invite: exit 64 before connecting", done.returncode == 64
+                  and "not an invite link" in done.stderr, done.stderr)
 
             done = mtcall.run(*bob, "send", "not a peer", "x")
             check("a malformed PEER: exit 64, with the forms", done.returncode == 64 and "user:ID" in done.stderr,

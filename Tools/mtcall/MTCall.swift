@@ -83,6 +83,14 @@ struct MTCall: AsyncParsableCommand {
             them); an edited or forwarded message prints as one tl-json line, the others what they did.
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite edit bob_test 7 --html '<b>hi</b>'
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite forward bob_test 7 8 --to me
+            METHODs `members CHAT [--filter F] [--limit N]`, `ban CHAT USER [--until UNIX]`, `promote CHAT USER \
+            [--rights R,...] [--title T]` and `join LINK` manage groups and channels: print each member once as one \
+            JSON line (past the 200-a-page cap; F is all, admins, bots, banned, restricted, contacts or \
+            search:QUERY), ban a user, make one an admin, join by an invite link (https://t.me/+HASH, \
+            t.me/joinchat/HASH). CHAT and USER are PEERs; a chat the cache does not know is looked up in the dialogs.
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite members channel:2000000001 \
+                --filter admins
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite join https://t.me/+AbCdEf
 
             METHOD `upload` takes a FILE instead of TL-JSON-PARAMS and prints its InputFile; with --to PEER it sends \
             it as a document and prints {"location", "dc", "size", "sha256", "seconds"}, which METHOD `download` \
@@ -176,6 +184,9 @@ struct MTCall: AsyncParsableCommand {
     @OptionGroup(title: "Files (upload, download)")
     var files: FileOptions
 
+    @OptionGroup(title: "Chats (members, ban, promote)")
+    var chats: ChatOptions
+
     @Argument(help: "Its arguments as a tl-json object (default {}); for send, history, edit, delete, pin and read, the PEER; for forward, the PEER forwarded from.")
     var params: String = "{}"
 
@@ -254,6 +265,10 @@ struct MTCall: AsyncParsableCommand {
             case "forward": return try await runForward(logger: logger)
             case "pin": return try await runPin(logger: logger)
             case "read": return try await runRead(logger: logger)
+            case "members": return try await runMembers(logger: logger)
+            case "ban": return try await runBan(logger: logger)
+            case "promote": return try await runPromote(logger: logger)
+            case "join": return try await runJoin(logger: logger)
             default: guard more.isEmpty else { throw ValidationError("unexpected arguments: \(more)") }
         }
         let schema = Checker.check(file: "api.tl", text: Api.schemaSource)

@@ -79,6 +79,10 @@ struct MTServer: AsyncParsableCommand {
         "Store COUNT messages between two --user accounts before serving, alternating senders, one second apart and ending now: PHONE:PHONE:COUNT (repeatable; for paging through history).",
         valueName: "chat"))
     var seedHistory: [String] = []
+    @Option(name: .customLong("seed-supergroup"), help: ArgumentHelp(
+        "Make a supergroup owned by a --user account with COUNT new members (\"Member 1\"…, usernames member1…) and BOTS new bots before serving: PHONE:COUNT[:BOTS[:TITLE]] (repeatable; for paging through members).",
+        valueName: "group"))
+    var seedSupergroups: [String] = []
     @Option(name: .customLong("bot"), help: ArgumentHelp(
         "Register a bot signed in to with its token: ID:SECRET[:USERNAME] (repeatable; the username defaults to bot<ID>_bot).",
         valueName: "token"))
@@ -147,6 +151,7 @@ struct MTServer: AsyncParsableCommand {
             }
         }
         try Self.seed(seedHistory, into: service)
+        try Self.seed(supergroups: seedSupergroups, into: service)
         for bot in bots {
             let fields = bot.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
             guard fields.count >= 2 else { throw ValidationError("--bot \(bot): give ID:SECRET[:USERNAME]") }
@@ -255,6 +260,24 @@ extension MTServer {
                 try service.seedHistory(between: first, and: second, count: count, startDate: now - Int32(clamping: count))
             } catch {
                 throw ValidationError("--seed-history \(chat): \(error.message)")
+            }
+        }
+    }
+
+    /// `--seed-supergroup PHONE:COUNT[:BOTS[:TITLE]]` items, in order.
+    static func seed(supergroups: [String], into service: TestTelegramService) throws {
+        for group in supergroups {
+            let fields = group.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
+            guard (2...4).contains(fields.count), let owner = service.user(phone: fields[0]), let count = Int(fields[1]),
+                  let bots = fields.count > 2 ? Int(fields[2]) : 0 else {
+                throw ValidationError("--seed-supergroup \(group): expected PHONE:COUNT[:BOTS[:TITLE]] of a --user account")
+            }
+            let now = Int32(clamping: Int64(Date().timeIntervalSince1970))
+            do {
+                _ = try service.seedSupergroup(owner: owner, title: fields.count > 3 ? fields[3] : "Seeded supergroup",
+                                               members: count, bots: bots, date: now - Int32(clamping: count + bots + 1))
+            } catch {
+                throw ValidationError("--seed-supergroup \(group): \(error.message)")
             }
         }
     }
