@@ -16,20 +16,13 @@ import argparse
 import hashlib
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from mtserver_process import build_dir, running_mtserver
-
-
-def children_cpu():
-    """User + system seconds of every child process waited for so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+from mtserver_process import build_dir, children_cpu, running_mtserver
 
 
 class Client:

@@ -11,25 +11,25 @@ Usage (from the repository root; build each tree in release first: swift build -
       --a OLD_TREE/.build/release/mtcall --b .build/release/mtcall [--calls 20000] [--rounds 5]
 """
 import argparse
-import json
+import os
 import re
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 
+from mtserver_process import children_cpu, running_mtserver
+
 
 def run(mtcall, port, keyfile, calls):
     """One mtcall run of `calls` pipelined calls after a first one: (CPU seconds of the process, calls/s it printed)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu()
     done = subprocess.run([mtcall, "--server", f"127.0.0.1:{port}", "--rsa-key", keyfile, "--repeat", str(calls + 1),
                            "help.getNearestDc"], capture_output=True, text=True, timeout=600)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = children_cpu() - before
     match = re.search(r"([0-9.]+) calls/s", done.stderr)
     if done.returncode != 0 or not match:
         raise SystemExit(f"{mtcall} failed: {done.stderr.strip()}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return cpu, float(match.group(1))
 
 
@@ -46,36 +46,27 @@ def spread(values):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mtserver", required=True, help="the one server both builds call")
+    parser.add_argument("--mtserver", required=True, help="the one server both builds call (the mtserver binary)")
     parser.add_argument("--a", required=True, help="mtcall of the first build (the baseline)")
     parser.add_argument("--b", required=True, help="mtcall of the second build")
     parser.add_argument("--calls", type=int, default=20000, help="N: each build runs N and 2N calls a round")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    server = subprocess.Popen([args.mtserver, "--generate-key", "--timeout", "3600", "--log-level", "error"],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        ready = json.loads(server.stdout.readline())
-        cpu_ratios, rate_ratios = [], []
-        with tempfile.NamedTemporaryFile("w", suffix=".pem") as keyfile:
-            keyfile.write(ready["public_key"])
-            keyfile.flush()
-            run(args.a, ready["port"], keyfile.name, 100)  # warm-up: page cache, the server's first key
-            for round in range(args.rounds):
-                order = ["a", "b"] if round % 2 == 0 else ["b", "a"]
-                results = {name: measure(getattr(args, name), ready["port"], keyfile.name, args.calls)
-                           for name in order}
-                (cpu_a, rate_a), (cpu_b, rate_b) = results["a"], results["b"]
-                cpu_ratios.append(cpu_b / cpu_a)
-                rate_ratios.append(rate_b / rate_a)
-                print(f"round {round + 1} ({' then '.join(order)}): CPU per call A {cpu_a:.2f} µs, B {cpu_b:.2f} µs "
-                      f"(B/A {cpu_b / cpu_a:.3f}); rate A {rate_a:,.0f}, B {rate_b:,.0f} calls/s "
-                      f"(B/A {rate_b / rate_a:.3f})", flush=True)
-        print(f"B/A CPU per call, min / median / max: {spread(cpu_ratios)}")
-        print(f"B/A call rate, min / median / max: {spread(rate_ratios)}")
-    finally:
-        server.terminate()
-        server.wait(10)
+    cpu_ratios, rate_ratios = [], []
+    with tempfile.TemporaryDirectory() as workdir, \
+            running_mtserver(os.path.dirname(os.path.abspath(args.mtserver)), workdir) as (ready, keyfile):
+        run(args.a, ready["port"], keyfile, 100)  # warm-up: page cache, the server's first key
+        for round in range(args.rounds):
+            order = ["a", "b"] if round % 2 == 0 else ["b", "a"]
+            results = {name: measure(getattr(args, name), ready["port"], keyfile, args.calls) for name in order}
+            (cpu_a, rate_a), (cpu_b, rate_b) = results["a"], results["b"]
+            cpu_ratios.append(cpu_b / cpu_a)
+            rate_ratios.append(rate_b / rate_a)
+            print(f"round {round + 1} ({' then '.join(order)}): CPU per call A {cpu_a:.2f} µs, B {cpu_b:.2f} µs "
+                  f"(B/A {cpu_b / cpu_a:.3f}); rate A {rate_a:,.0f}, B {rate_b:,.0f} calls/s "
+                  f"(B/A {rate_b / rate_a:.3f})", flush=True)
+    print(f"B/A CPU per call, min / median / max: {spread(cpu_ratios)}")
+    print(f"B/A call rate, min / median / max: {spread(rate_ratios)}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
-"""What the benchmark scripts share: swift build's folder of binaries, and an mtserver that runs for the length of a
-`with` block (stopped with SIGTERM at its end, however the block ends)."""
+"""What the benchmark scripts share: swift build's folder of binaries, an mtserver that runs for the length of a
+`with` block (stopped with SIGTERM at its end, however the block ends), and the CPU of finished children."""
 import contextlib
 import json
 import os
+import resource
 import subprocess
 
 
@@ -12,12 +13,21 @@ def build_dir(configuration):
                           check=True).stdout.strip()
 
 
+def children_cpu():
+    """User + system seconds of every child process waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 @contextlib.contextmanager
-def running_mtserver(binary, workdir, file_limit_mb, user, *extra):
-    """Starts `mtserver --generate-key` with the account `user` and room for `file_limit_mb` of files; yields the JSON
-    line it printed when ready and the path of its public key written into `workdir`."""
-    server = subprocess.Popen([os.path.join(binary, "mtserver"), "--generate-key", "--timeout", "3600",
-                               "--file-limit-mb", str(file_limit_mb), "--user", user, "--log-level", "error", *extra],
+def running_mtserver(binary, workdir, file_limit_mb=None, user=None, *extra):
+    """Starts `mtserver --generate-key` (`binary`: its folder), with the account `user` and room for `file_limit_mb`
+    of files where given; yields the JSON line it printed when ready and the path of its public key written into
+    `workdir`."""
+    options = (["--file-limit-mb", str(file_limit_mb)] if file_limit_mb is not None else []) + \
+              (["--user", user] if user is not None else [])
+    server = subprocess.Popen([os.path.join(binary, "mtserver"), "--generate-key", "--timeout", "3600", *options,
+                               "--log-level", "error", *extra],
                               stdout=subprocess.PIPE, text=True)
     try:
         ready = json.loads(server.stdout.readline())
