@@ -100,7 +100,8 @@ import Testing
     @Test(arguments: [true, false])
     func aPushedUpdateArrivesThroughTheLongPoll(longPolls: Bool) async throws {
         let telegram = try await Self.start(seed: longPolls ? 910 : 920, connections: Remotes(), implicitWait: 0)
-        let alice = try Self.client(telegram, http: HTTPTransportOptions(host: "", longPollWait: longPolls ? 25_000 : 0))
+        let alice = try Self.client(telegram, http: HTTPTransportOptions(
+            host: "", longPollWait: longPolls ? 55_000 : 0, responseTimeout: 70))
         let bob = try Self.client(telegram, http: nil)
         _ = try await LocalTelegram.signIn(alice, phone: Self.alice)
         _ = try await LocalTelegram.signIn(bob, phone: Self.bob)
@@ -113,9 +114,9 @@ import Testing
         try await Task.sleep(for: .milliseconds(2500))
         _ = try await bob.invoke(Api.functions.messages.sendMessage(
             peer: .inputPeerUser(.init(userId: user.id, accessHash: hash)), message: "over the long poll", randomId: 7))
-        // Through the long poll it arrives while the request is held (the 60 s only guards against a hang); without
-        // one, nothing carries it to an idle client.
-        let arrived = await texts.wait(for: "over the long poll", upTo: .seconds(longPolls ? 60 : 3))
+        // Through the long poll it arrives while the request is held: one held to its end (55 s) would bring it some
+        // 50 s after the send, past this 30 s wait. Without long polls nothing carries it to an idle client.
+        let arrived = await texts.wait(for: "over the long poll", upTo: .seconds(longPolls ? 30 : 3))
         if longPolls {
             #expect(arrived)
         } else {
