@@ -301,9 +301,13 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
         let executor = EventLoopTaskExecutor(Self.timingLoop)
         let client = makeClient(port: server.port, key: key, executor: executor)
         try await client.connect()
-        let ((firstAt, firstError), (lastAt, lastError)) = try await withTaskExecutorPreference(executor) {
+        // Each of the two is made beside a call with a later deadline (4 s after the first's, 5 s after the
+        // last's), timed from the same instant: each must end first. A deadline lost with the finished calls', or
+        // kept but not acted on until some later timer, fails that order (or, lost for both, the suite's limit).
+        let (first, firstLater, last, lastLater) = try await withTaskExecutorPreference(executor) {
             let started = ContinuousClock.now
             async let first = Self.unanswered(client, 1, timeout: .milliseconds(1500), since: started)
+            async let firstLater = Self.unanswered(client, 3, timeout: .milliseconds(5500), since: started)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for n in 0..<600 {
                     group.addTask {
@@ -316,16 +320,16 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
             }
             // Timed from its own start: the 600 calls before it take longer on a busy machine, which is not its
             // deadline.
-            async let last = Self.unanswered(client, 2, timeout: .milliseconds(300), since: ContinuousClock.now)
-            return await (first, last)
+            let lastStarted = ContinuousClock.now
+            async let last = Self.unanswered(client, 2, timeout: .milliseconds(300), since: lastStarted)
+            async let lastLater = Self.unanswered(client, 4, timeout: .milliseconds(5300), since: lastStarted)
+            return await (first, firstLater, last, lastLater)
         }
-        for error in [firstError, lastError] {
+        for error in [first.1, firstLater.1, last.1, lastLater.1] {
             guard case MTProtoClientError.timeout? = error else { Issue.record("not a timeout: \(String(describing: error))"); continue }
         }
-        // Not before their deadlines; a deadline dropped with the finished calls' would leave its call unanswered
-        // until the suite's time limit fails the test.
-        #expect(firstAt >= .milliseconds(1500), "\(firstAt)")
-        #expect(lastAt >= .milliseconds(300), "\(lastAt)")
+        #expect(first.0 >= .milliseconds(1500) && first.0 < firstLater.0, "\(first.0), \(firstLater.0)")
+        #expect(last.0 >= .milliseconds(300) && last.0 < lastLater.0, "\(last.0), \(lastLater.0)")
         await client.close()
         await server.stop()
     }
