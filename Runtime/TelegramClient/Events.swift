@@ -34,6 +34,26 @@ public enum UpdateEvent: Sendable {
     case participant(ParticipantEvent)
     /// Messages were pinned or unpinned in a chat.
     case pinnedMessages(PinnedMessagesEvent)
+    /// An album arrived or was sent: messages sharing a grouped_id that came together, in one event instead of a
+    /// ``newMessage(_:)`` for each.
+    case album(AlbumEvent)
+}
+
+/// An album: new messages of one chat sharing a grouped_id, in the order they came.
+public struct AlbumEvent: Sendable {
+    /// The album's id (each message's `grouped_id`).
+    public let groupedID: Int64
+    /// Its messages, each as a message event would carry it.
+    public let messages: [MessageEvent]
+
+    /// The chat it is in.
+    public var chat: EventPeer { messages[0].chat }
+    /// Who sent it.
+    public var sender: EventPeer? { messages[0].sender }
+    /// Sent by this account.
+    public var outgoing: Bool { messages[0].outgoing }
+    /// The messages read into their ids, captions, media and the rest.
+    public var chatMessages: [ChatMessage] { messages.compactMap(\.chatMessage) }
 }
 
 /// A new or edited message.
@@ -49,6 +69,12 @@ public struct MessageEvent: Sendable {
 
     /// The message read into its id, chat, sender, text and the rest (nil for `messageEmpty`).
     public var chatMessage: ChatMessage? { ChatMessage(message) }
+
+    /// The album the message is in.
+    var groupedID: Int64? {
+        if case .message(let m) = message { return m.groupedId }
+        return nil
+    }
 }
 
 /// Deleted messages.
@@ -150,10 +176,22 @@ extension TelegramClient {
                 return
         }
         let context = EventContext(users: users, chats: chats)
-        for update in list {
-            guard let event = event(for: update, context) else { continue }
-            eventsSink.yield(event)
+        let events = list.compactMap { event(for: $0, context) }
+        // An album's messages come in one container (core.telegram.org/api/files#albums-grouped-media): gathered
+        // into one event where the first of them was.
+        var albums: [Int64: [MessageEvent]] = [:]
+        for case .newMessage(let new) in events {
+            if let group = new.groupedID { albums[group, default: []].append(new) }
+        }
+        for event in events {
             if case .newMessage(let new) = event, let message = ChatMessage(new.message) { messageArrived(message) }
+            guard case .newMessage(let new) = event, let group = new.groupedID else {
+                eventsSink.yield(event)
+                continue
+            }
+            if let album = albums.removeValue(forKey: group) {
+                eventsSink.yield(.album(AlbumEvent(groupedID: group, messages: album)))
+            }
         }
     }
 

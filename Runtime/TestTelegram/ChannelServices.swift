@@ -424,7 +424,7 @@ struct Channel {
                        limits: TestTelegramService.Limits) -> ChannelMessage {
         let message = ChannelMessage(id: nextMessageID, sender: sender, date: date, text: content.text,
                                      media: content.media, entities: content.entities, replyTo: content.replyTo,
-                                     fwdFrom: content.fwdFrom, silent: content.silent)
+                                     fwdFrom: content.fwdFrom, silent: content.silent, groupedID: content.groupedID)
         nextMessageID &+= 1
         messages[message.id] = message
         messageOrder.append(message.id)
@@ -470,6 +470,8 @@ struct ChannelMessage {
     var pinned = false
     /// A service message's action (PeerServices.swift).
     var action: Api.MessageAction? = nil
+    /// The album it belongs to.
+    var groupedID: Int64? = nil
 
     /// The message as `viewer` sees it: a supergroup's carry `from_id`, a broadcast channel's are `post`s without
     /// one; `out` for the sender.
@@ -484,7 +486,7 @@ struct ChannelMessage {
         return .message(.init(out: sender == viewer, silent: silent, post: channel.broadcast, pinned: pinned, id: id,
                        fromId: channel.broadcast ? nil : .peerUser(.init(userId: sender)),
                        peerId: .peerChannel(.init(channelId: channel.id)), fwdFrom: fwdFrom, replyTo: replyHeader,
-                       date: date, message: text, media: media, entities: entities))
+                       date: date, message: text, media: media, entities: entities, groupedId: groupedID))
     }
 }
 

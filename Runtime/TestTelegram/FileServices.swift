@@ -75,27 +75,26 @@ extension TestTelegramService {
         guard case .inputMediaUploadedDocument(let uploaded) = media else {
             throw RPCError(code: 400, message: "MEDIA_INVALID")
         }
-        let fileID: Int64, parts: Int32, md5: String?
-        switch uploaded.file {
-        case .inputFile(let file): (fileID, parts, md5) = (file.id, file.parts, file.md5Checksum)
-        case .inputFileBig(let file): (fileID, parts, md5) = (file.id, file.parts, nil)
-        default: throw RPCError(code: 400, message: "MEDIA_INVALID")
-        }
         let id = random.int64(), accessHash = random.int64()
         let reference = random.bytes(16)
         let limits = limits
+        let dcID = call.endpoint.dcID
         let document = try state.withLock { state throws(RPCError) -> StoredDocument in
             guard let account = state.accounts[me] else { throw RPCError(code: 400, message: "FILE_PARTS_INVALID") }
-            let bytes = try account.assembleUpload(fileID, parts: parts, big: md5 == nil, md5: md5, dcID: call.endpoint.dcID)
+            let bytes = try account.assembleUpload(uploaded.file, dcID: dcID)
             guard state.documentBytes + bytes.count <= limits.maxStoredFileBytes else {
                 throw RPCError(code: 400, message: "FILE_STORAGE_FULL")
             }
-            state.accounts[me]?.dropUpload(fileID)
+            // The thumbnail first: a bad one refuses the send before the file's upload is consumed.
+            let thumbnail = try uploaded.thumb.map { thumb throws(RPCError) in
+                try storeThumbnail(thumb, me: me, dcID: dcID, in: &state)
+            }
+            state.accounts[me]?.dropUpload(uploaded.file.id)
             let document = StoredDocument(id: id, accessHash: accessHash, fileReference: reference,
-                                          dcID: call.endpoint.dcID, date: Self.date(call),
-                                          mimeType: uploaded.mimeType, attributes: uploaded.attributes, bytes: bytes)
+                                          dcID: dcID, date: Self.date(call), mimeType: uploaded.mimeType,
+                                          attributes: uploaded.attributes, bytes: bytes, thumbnail: thumbnail)
             state.documents[id] = document
-            state.documentBytes += bytes.count
+            state.documentBytes += bytes.count + (thumbnail?.bytes.count ?? 0)
             return document
         }
         return document.api
@@ -118,15 +117,26 @@ extension TestTelegramService {
         guard offset >= 0, offset % unit == 0, offset / block == (offset + limit - 1) / block else {
             throw RPCError(code: 400, message: "OFFSET_INVALID")
         }
-        // A document, or a secret chat's encrypted file (EncryptedServices.swift).
+        // A document or its thumbnail, a photo, or a secret chat's encrypted file (EncryptedServices.swift).
         let (bytes, dcID, date, referenceValid, file) = try state.withLock { state throws(RPCError) -> ([UInt8], Int32, Int32, Bool, TransferLog.File?) in
             switch location {
             case .inputDocumentFileLocation(let input):
                 guard let document = state.documents[input.id], document.accessHash == input.accessHash else {
                     throw RPCError(code: 400, message: "FILE_ID_INVALID")
                 }
-                return (document.bytes, document.dcID, document.date, document.fileReference == input.fileReference,
-                        .document(input.id))
+                var bytes = document.bytes
+                if !input.thumbSize.isEmpty {
+                    // A thumbnail the sender uploaded (MediaServices.swift).
+                    guard let thumbnail = document.thumbnail, thumbnail.type == input.thumbSize else {
+                        throw RPCError(code: 400, message: "LOCATION_INVALID")
+                    }
+                    bytes = thumbnail.bytes
+                }
+                return (bytes, document.dcID, document.date, document.fileReference == input.fileReference,
+                        input.thumbSize.isEmpty ? .document(input.id) : nil)
+            case .inputPhotoFileLocation(let input):
+                let photo = try photoFile(input, in: state)
+                return (photo.bytes, photo.dcID, photo.date, photo.referenceValid, .photo(input.id))
             case .inputEncryptedFileLocation(let input):
                 let file = try state.secret.file(input.id, accessHash: input.accessHash)
                 return (file.bytes, file.dcID, file.date, true, nil)
@@ -207,6 +217,7 @@ extension Account {
 extension StoredDocument {
     var api: Api.Document {
         .document(.init(id: id, accessHash: accessHash, fileReference: fileReference, date: date, mimeType: mimeType,
-                        size: Int64(bytes.count), dcId: dcID, attributes: attributes))
+                        size: Int64(bytes.count), thumbs: thumbnail.map { [$0.api] }, dcId: dcID,
+                        attributes: attributes))
     }
 }

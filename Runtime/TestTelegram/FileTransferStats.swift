@@ -38,6 +38,7 @@ struct TransferLog {
     enum File: Hashable {
         case upload(user: Int64, fileID: Int64)
         case document(Int64)
+        case photo(Int64)
         case cdn(Int64)
     }
 

@@ -56,14 +56,6 @@ extension TestTelegramService {
             return try send(call, peer: request.peer, randomID: request.randomId, content: content,
                             scheduleDate: request.scheduleDate)
         }
-        handlers.on(Api.functions.messages.SendMedia.self) { [self] call, request throws(RPCError) in
-            let text = request.message
-            guard text.count <= 1024 else { throw RPCError(code: 400, message: "MEDIA_CAPTION_TOO_LONG") }
-            let document = try storeDocument(from: request.media, call)
-            return try send(call, peer: request.peer, randomID: request.randomId,
-                            content: OutgoingContent(text: text, media: .messageMediaDocument(.init(document: document)),
-                                                     replyTo: Self.replyID(request.replyTo), silent: request.silent))
-        }
         handlers.on(Api.functions.messages.GetHistory.self, history)
         handlers.on(Api.functions.messages.GetDialogs.self) { [self] call, request throws(RPCError) in
             try refuseBots(call)
@@ -98,14 +90,22 @@ extension TestTelegramService {
     func send(_ call: RPCCall, peer: Api.InputPeer, randomID: Int64, content: OutgoingContent,
               scheduleDate: Int32? = nil) throws(RPCError) -> Api.Updates {
         let me = try caller(call)
-        let date = Self.date(call)
-        if let scheduleDate, scheduleDate > date {
+        if let scheduleDate, scheduleDate > Self.date(call) {
             return try schedule(call, me: me, peer: peer, randomID: randomID, content: content, date: scheduleDate)
         }
         if case .inputPeerChannel(let channel) = peer {
             return try sendToChannel(call, me: me, channel: channel.channelId, accessHash: channel.accessHash,
                                      randomID: randomID, content: content)
         }
+        return try sendPrivate(call, me: me, peer: peer, items: [(randomID, content)])
+    }
+
+    /// Stores messages in the sender's box and the recipient's, in order, all or none. Each side gets them in one
+    /// `updates` (an album arrives together, as Telegram sends it): the sender's with an `updateMessageID` for each
+    /// random_id, then each `updateNewMessage` with its own pts.
+    func sendPrivate(_ call: RPCCall, me: Int64, peer: Api.InputPeer,
+                     items: [(randomID: Int64, content: OutgoingContent)]) throws(RPCError) -> Api.Updates {
+        let date = Self.date(call)
         let limit = limits
         let withheld = faults?.withholdMessagePush
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
@@ -113,49 +113,71 @@ extension TestTelegramService {
             let unregistered = RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED")
             let users = state.users([me, to], viewer: me)
             let recipientUsers = state.users([me, to], viewer: to)
-            let (outID, replyTwin) = try state.modify(me, missing: unregistered) { sender throws(RPCError) -> (Int32, Int32?) in
-                var twin: Int32?
-                if let reply = content.replyTo {
-                    guard let answered = sender.messages[reply], answered.peer == to else {
-                        throw RPCError(code: 400, message: "REPLY_MESSAGE_ID_INVALID")
+            // Checked before anything is stored, so a refused item leaves no part of the others behind.
+            let (outIDs, replyTwins) = try state.modify(me, missing: unregistered) { sender throws(RPCError) -> ([Int32], [Int32?]) in
+                var twins: [Int32?] = []
+                for item in items {
+                    if let reply = item.content.replyTo {
+                        guard let answered = sender.messages[reply], answered.peer == to else {
+                            throw RPCError(code: 400, message: "REPLY_MESSAGE_ID_INVALID")
+                        }
+                        twins.append(answered.twinID)
+                    } else {
+                        twins.append(nil)
                     }
-                    twin = answered.twinID
                 }
-                guard sender.remember(randomID: randomID) else { throw RPCError(code: 400, message: "RANDOM_ID_DUPLICATE") }
-                sender.nextMessageID += 1
-                return (sender.nextMessageID - 1, twin)
+                guard Set(items.map(\.randomID)).count == items.count,
+                      items.allSatisfy({ !sender.recentRandomIDs.contains($0.randomID) })
+                else { throw RPCError(code: 400, message: "RANDOM_ID_DUPLICATE") }
+                for item in items { _ = sender.remember(randomID: item.randomID) }
+                let first = sender.nextMessageID
+                sender.nextMessageID += Int32(items.count)
+                return (items.indices.map { first + Int32($0) }, twins)
             }
-            var inID: Int32?
+            var inIDs: [Int32?] = Array(repeating: nil, count: items.count)
             var deliveries: [Delivery] = []
-            state.messagesSent += 1
-            let withhold = state.messagesSent == withheld
+            let sentBefore = state.messagesSent
+            state.messagesSent += items.count
+            let withhold = withheld.map { $0 > sentBefore && $0 <= state.messagesSent } ?? false
             if to != me, state.accounts[to] != nil {
                 let delivery = try state.modify(to, missing: unregistered) { recipient throws(RPCError) -> Delivery in
-                    var incoming = StoredMessage(id: recipient.nextMessageID, peer: me, out: false, date: date,
-                                                 content: content, twinID: outID)
-                    incoming.replyTo = replyTwin.flatMap { recipient.messages[$0] == nil ? nil : $0 }
-                    recipient.nextMessageID += 1
-                    inID = incoming.id
-                    recipient.store(incoming, limit: limit.maxMessagesPerAccount)
-                    let published = recipient.publish({ .updateNewMessage(.init(message: incoming.api(owner: to), pts: $0,
-                                                                                ptsCount: 1)) },
-                                                      users: recipientUsers, date: date, limit: limit.maxUpdateLog)
-                    return (to, published.container)
+                    var updates: [Api.Update] = []
+                    for (index, item) in items.enumerated() {
+                        var incoming = StoredMessage(id: recipient.nextMessageID, peer: me, out: false, date: date,
+                                                     content: item.content, twinID: outIDs[index])
+                        incoming.replyTo = replyTwins[index].flatMap { recipient.messages[$0] == nil ? nil : $0 }
+                        recipient.nextMessageID += 1
+                        inIDs[index] = incoming.id
+                        recipient.store(incoming, limit: limit.maxMessagesPerAccount)
+                        let update = Api.Update.updateNewMessage(.init(message: incoming.api(owner: to),
+                                                                       pts: recipient.pts &+ 1, ptsCount: 1))
+                        recipient.log(update, limit: limit.maxUpdateLog)
+                        updates.append(update)
+                    }
+                    recipient.seq &+= 1
+                    return (to, .updates(.init(updates: updates, users: recipientUsers, chats: [], date: date,
+                                               seq: recipient.seq)))
                 }
                 if !withhold { deliveries.append(delivery) }
             }
-            let outgoing = StoredMessage(id: outID, peer: to, out: true, date: date, content: content, twinID: inID)
-            let (newMessage, container, seq) = try state.modify(me, missing: unregistered) { sender throws(RPCError) in
-                sender.store(outgoing, limit: limit.maxMessagesPerAccount)
-                let published = sender.publish({ .updateNewMessage(.init(message: outgoing.api(owner: me), pts: $0,
-                                                                         ptsCount: 1)) },
-                                               users: users, date: date, limit: limit.maxUpdateLog)
-                return (published.update, published.container, sender.seq)
+            let (newMessages, seq) = try state.modify(me, missing: unregistered) { sender throws(RPCError) -> ([Api.Update], Int32) in
+                var updates: [Api.Update] = []
+                for (index, item) in items.enumerated() {
+                    let outgoing = StoredMessage(id: outIDs[index], peer: to, out: true, date: date,
+                                                 content: item.content, twinID: inIDs[index])
+                    sender.store(outgoing, limit: limit.maxMessagesPerAccount)
+                    let update = Api.Update.updateNewMessage(.init(message: outgoing.api(owner: me), pts: sender.pts &+ 1,
+                                                                   ptsCount: 1))
+                    sender.log(update, limit: limit.maxUpdateLog)
+                    updates.append(update)
+                }
+                sender.seq &+= 1
+                return (updates, sender.seq)
             }
-            deliveries.append((me, container))
-            let result = Api.Updates.updates(.init(
-                updates: [.updateMessageID(.init(id: outID, randomId: randomID)), newMessage],
-                users: users, chats: [], date: date, seq: seq))
+            deliveries.append((me, .updates(.init(updates: newMessages, users: users, chats: [], date: date, seq: seq))))
+            let ids = items.indices.map { Api.Update.updateMessageID(.init(id: outIDs[$0], randomId: items[$0].randomID)) }
+            let result = Api.Updates.updates(.init(updates: ids + newMessages, users: users, chats: [], date: date,
+                                                   seq: seq))
             return (result, deliveries)
         }
         push(deliveries, except: call)
@@ -396,7 +418,7 @@ extension StoredMessage {
         return .message(.init(out: out, silent: silent, pinned: pinned, id: id,
                               fromId: out ? .peerUser(.init(userId: owner)) : nil, peerId: .peerUser(.init(userId: peer)),
                               fwdFrom: fwdFrom, replyTo: replyHeader, date: date, message: text, media: media,
-                              entities: entities, editDate: editDate))
+                              entities: entities, editDate: editDate, groupedId: groupedID))
     }
 }
 

@@ -94,6 +94,7 @@ public final class TestTelegramService: Sendable {
         registerAuth(into: &handlers)
         registerUsers(into: &handlers)
         registerMessages(into: &handlers)
+        registerMedia(into: &handlers)
         registerMessageOperations(into: &handlers)
         registerUpdates(into: &handlers)
         registerFiles(into: &handlers)
@@ -248,6 +249,8 @@ struct OutgoingContent {
     var replyTo: Int32? = nil
     var fwdFrom: Api.MessageFwdHeader? = nil
     var silent = false
+    /// The album it belongs to (`messages.sendMultiMedia`: MediaServices.swift).
+    var groupedID: Int64? = nil
 }
 
 /// A message in one account's box. A private message exists twice, once in each party's box, under each box's id.
@@ -270,12 +273,15 @@ struct StoredMessage {
     var pinned = false
     /// A service message's action (a pin: MessageOperationServices.swift).
     var action: Api.MessageAction? = nil
+    /// The album it belongs to.
+    var groupedID: Int64? = nil
 }
 
 extension StoredMessage {
     init(id: Int32, peer: Int64, out: Bool, date: Int32, content: OutgoingContent, twinID: Int32?) {
         self.init(id: id, peer: peer, out: out, date: date, text: content.text, media: content.media, twinID: twinID,
-                  entities: content.entities, replyTo: content.replyTo, fwdFrom: content.fwdFrom, silent: content.silent)
+                  entities: content.entities, replyTo: content.replyTo, fwdFrom: content.fwdFrom, silent: content.silent,
+                  groupedID: content.groupedID)
     }
 }
 
@@ -341,6 +347,8 @@ struct StoredDocument {
     let mimeType: String
     let attributes: [Api.DocumentAttribute]
     let bytes: [UInt8]
+    /// The thumbnail its sender uploaded beside it (MediaServices.swift).
+    var thumbnail: StoredPhotoSize? = nil
 }
 
 struct PendingCode {
@@ -363,6 +371,9 @@ struct ServiceState {
     var codes: [String: PendingCode] = [:]
     var exports: [[UInt8]: ExportedAuthorization] = [:]
     var documents: [Int64: StoredDocument] = [:]
+    /// Photos sent with `messages.sendMedia` or `uploadMedia` (MediaServices.swift); their bytes count in
+    /// `documentBytes`.
+    var photos: [Int64: StoredPhoto] = [:]
     var documentBytes = 0
     var nextUserID: Int64 = 1_000_001
     var secret = SecretChatsState()

@@ -97,6 +97,13 @@ struct MTCall: AsyncParsableCommand {
             takes with --out PATH. Progress goes to standard error (a bar on a terminal).
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite upload movie.mp4 --to @alice_test
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite download "$LINE" --out copy.mp4
+
+            METHOD `send-file PEER PATH` sends a photo, video, audio file, voice note or document (by extension, or \
+            --as KIND) with --caption TEXT (--html, --markdown); each --album PATH adds a file to send them together \
+            as one album (2 to 10). A video's duration and size are read from it unless --duration, --width and \
+            --height give them. Progress goes to standard error; each message sent prints as one tl-json line.
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite send-file @alice_test a.jpg \
+                --caption '<b>one</b>' --html --album b.jpg --album clip.mp4
             """,
         version: SwiftMTProto.version)
 
@@ -187,6 +194,9 @@ struct MTCall: AsyncParsableCommand {
     @OptionGroup(title: "Chats (members, ban, promote)")
     var chats: ChatOptions
 
+    @OptionGroup(title: "Media (send-file)")
+    var media: MediaOptions
+
     @Argument(help: "Its arguments as a tl-json object (default {}); for send, history, edit, delete, pin and read, the PEER; for forward, the PEER forwarded from.")
     var params: String = "{}"
 
@@ -269,6 +279,7 @@ struct MTCall: AsyncParsableCommand {
             case "ban": return try await runBan(logger: logger)
             case "promote": return try await runPromote(logger: logger)
             case "join": return try await runJoin(logger: logger)
+            case "send-file": return try await runSendFile(logger: logger)
             default: guard more.isEmpty else { throw ValidationError("unexpected arguments: \(more)") }
         }
         let schema = Checker.check(file: "api.tl", text: Api.schemaSource)

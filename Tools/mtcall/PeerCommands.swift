@@ -140,6 +140,10 @@ extension MTCall {
             case .pinnedMessages(let e):
                 return .object([("event", .string("pinnedMessages")), ("chat", peer(e.chat)),
                                 ("ids", .array(e.ids.map { .number(String($0)) })), ("pinned", .bool(e.pinned))])
+            case .album(let e):
+                return .object([("event", .string("album")), ("chat", peer(e.chat)), ("sender", peer(e.sender)),
+                                ("outgoing", .bool(e.outgoing)), ("grouped_id", .string(String(e.groupedID))),
+                                ("messages", .array(e.messages.map { TLJSONWriter.json($0.message) }))])
         }
     }
 }

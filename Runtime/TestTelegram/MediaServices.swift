@@ -1,0 +1,275 @@
+// Media as Telegram keeps it (core.telegram.org/api/files, /api/files#albums-grouped-media): an uploaded file becomes
+// a photo or a document on the DC it was uploaded to, with an id, an access hash and a file reference, through
+// `messages.sendMedia` or first through `messages.uploadMedia` (which an album's items need: `sendMultiMedia` takes
+// only media already stored). A photo keeps the uploaded bytes as its one size, so its download is byte for byte
+// what was sent (this server does not resize images); a document keeps its attributes and the thumbnail its sender
+// uploaded. `sendMultiMedia` sends 1 to 10 items as one album: one grouped_id, each item's caption and entities,
+// an `updateMessageID` for each random_id, all in one `updates` for each party.
+import MTProto
+import MTProtoServer
+import TLRuntime
+import TelegramApi
+import TelegramApiServer
+
+/// A photo stored on a DC.
+struct StoredPhoto {
+    let id: Int64
+    let accessHash: Int64
+    var fileReference: [UInt8]
+    let dcID: Int32
+    let date: Int32
+    /// The uploaded image, kept whole as the photo's largest size.
+    let full: StoredPhotoSize
+}
+
+/// One size of a photo, or a document's thumbnail: its type letter (core.telegram.org/api/files#image-thumbnail-types),
+/// dimensions when known (0 otherwise) and bytes.
+struct StoredPhotoSize {
+    let type: String
+    let width: Int32
+    let height: Int32
+    let bytes: [UInt8]
+
+    var api: Api.PhotoSize {
+        .photoSize(.init(type: type, w: width, h: height, size: Int32(clamping: bytes.count)))
+    }
+
+    /// The type letter Telegram gives a size whose longer side is `side` pixels: s 100, m 320, x 800, y 1280, w 2560.
+    static func type(longerSide side: Int32) -> String {
+        switch side {
+            case ...100: "s"
+            case ...320: "m"
+            case ...800: "x"
+            case ...1280: "y"
+            default: "w"
+        }
+    }
+}
+
+extension StoredPhoto {
+    var api: Api.Photo {
+        .photo(.init(id: id, accessHash: accessHash, fileReference: fileReference, date: date, sizes: [full.api],
+                     dcId: dcID))
+    }
+}
+
+extension TestTelegramService {
+    /// Most items of one album (MULTI_MEDIA_TOO_LONG past it) and characters of a caption (MEDIA_CAPTION_TOO_LONG).
+    static let maxAlbumItems = 10
+    static let maxCaptionLength = 1024
+
+    func registerMedia(into handlers: inout RPCHandlers) {
+        handlers.on(Api.functions.messages.SendMedia.self) { [self] call, request throws(RPCError) in
+            let text = request.message
+            guard text.count <= Self.maxCaptionLength else { throw RPCError(code: 400, message: "MEDIA_CAPTION_TOO_LONG") }
+            let entities = try Self.entities(request.entities, text: text)
+            try checkPeer(call, request.peer)
+            let media = try storeMedia(request.media, call)
+            return try send(call, peer: request.peer, randomID: request.randomId,
+                            content: OutgoingContent(text: text, media: media, entities: entities,
+                                                     replyTo: Self.replyID(request.replyTo), silent: request.silent),
+                            scheduleDate: request.scheduleDate)
+        }
+        handlers.on(Api.functions.messages.UploadMedia.self) { [self] call, request throws(RPCError) in
+            try checkPeer(call, request.peer)
+            return try storeMedia(request.media, call)
+        }
+        handlers.on(Api.functions.messages.SendMultiMedia.self) { [self] call, request throws(RPCError) in
+            try sendAlbum(call, request)
+        }
+    }
+
+    /// Refuses a peer the caller cannot name, before any upload is turned into media.
+    private func checkPeer(_ call: RPCCall, _ peer: Api.InputPeer) throws(RPCError) {
+        let me = try caller(call)
+        if case .inputPeerChannel = peer { return }  // the channel's own checks come with the send
+        let known = state.withLock { $0.resolve(peer, me: me) != nil }
+        guard known else { throw RPCError(code: 400, message: "PEER_ID_INVALID") }
+    }
+
+    /// `messages.sendMultiMedia` (core.telegram.org/method/messages.sendMultiMedia): every item media already stored
+    /// (`inputMediaPhoto` or `inputMediaDocument`, as `uploadMedia` answers), each with its own random_id, caption
+    /// and entities; the album's messages share one new grouped_id.
+    private func sendAlbum(_ call: RPCCall, _ request: Api.functions.messages.SendMultiMedia)
+        throws(RPCError) -> Api.Updates {
+        let me = try caller(call)
+        let items = request.multiMedia
+        guard !items.isEmpty else { throw RPCError(code: 400, message: "MEDIA_EMPTY") }
+        guard items.count <= Self.maxAlbumItems else { throw RPCError(code: 400, message: "MULTI_MEDIA_TOO_LONG") }
+        try checkPeer(call, request.peer)
+        let groupedID = random.int64()
+        let replyTo = Self.replyID(request.replyTo)
+        var contents: [(randomID: Int64, content: OutgoingContent)] = []
+        for case .inputSingleMedia(let item) in items {
+            guard item.randomId != 0 else { throw RPCError(code: 400, message: "RANDOM_ID_EMPTY") }
+            guard item.message.count <= Self.maxCaptionLength else {
+                throw RPCError(code: 400, message: "MEDIA_CAPTION_TOO_LONG")
+            }
+            let entities = try Self.entities(item.entities, text: item.message)
+            switch item.media {
+                case .inputMediaPhoto, .inputMediaDocument: break
+                case .inputMediaEmpty: throw RPCError(code: 400, message: "MEDIA_EMPTY")
+                default: throw RPCError(code: 400, message: "MEDIA_INVALID")  // uploaded files go through uploadMedia
+            }
+            let media = try storeMedia(item.media, call)
+            contents.append((item.randomId, OutgoingContent(text: item.message, media: media, entities: entities,
+                                                            replyTo: replyTo, silent: request.silent,
+                                                            groupedID: groupedID)))
+        }
+        if case .inputPeerChannel(let channel) = request.peer {
+            // A channel's posts go one by one; the sender's answer carries them all.
+            var updates: [Api.Update] = [], users: [Api.User] = [], chats: [Api.Chat] = []
+            for item in contents {
+                guard case .updates(let sent) = try sendToChannel(call, me: me, channel: channel.channelId,
+                                                                   accessHash: channel.accessHash,
+                                                                   randomID: item.randomID, content: item.content)
+                else { continue }
+                updates += sent.updates
+                (users, chats) = (sent.users, sent.chats)
+            }
+            let ids = updates.filter { if case .updateMessageID = $0 { true } else { false } }
+            return .updates(.init(updates: ids + updates.filter { if case .updateMessageID = $0 { false } else { true } },
+                                  users: users, chats: chats, date: Self.date(call), seq: 0))
+        }
+        return try sendPrivate(call, me: me, peer: request.peer, items: contents)
+    }
+
+    /// The message media an input media stands for: an upload made into a new photo or document, or one already
+    /// stored named by id, access hash and file reference.
+    func storeMedia(_ media: Api.InputMedia, _ call: RPCCall) throws(RPCError) -> Api.MessageMedia {
+        switch media {
+            case .inputMediaEmpty:
+                throw RPCError(code: 400, message: "MEDIA_EMPTY")
+            case .inputMediaUploadedPhoto(let uploaded):
+                return .messageMediaPhoto(.init(spoiler: uploaded.spoiler, photo: try storePhoto(uploaded.file, call).api,
+                                                ttlSeconds: uploaded.ttlSeconds))
+            case .inputMediaUploadedDocument(let uploaded):
+                return Self.documentMedia(try storeDocument(from: media, call), attributes: uploaded.attributes,
+                                          spoiler: uploaded.spoiler, forceFile: uploaded.forceFile,
+                                          ttlSeconds: uploaded.ttlSeconds)
+            case .inputMediaPhoto(let input):
+                guard case .inputPhoto(let named) = input.id else { throw RPCError(code: 400, message: "MEDIA_EMPTY") }
+                let photo = try state.withLock { state throws(RPCError) -> StoredPhoto in
+                    guard let photo = state.photos[named.id], photo.accessHash == named.accessHash else {
+                        throw RPCError(code: 400, message: "MEDIA_INVALID")
+                    }
+                    guard photo.fileReference == named.fileReference else {
+                        throw RPCError(code: 400, message: "FILE_REFERENCE_EXPIRED")
+                    }
+                    return photo
+                }
+                return .messageMediaPhoto(.init(spoiler: input.spoiler, photo: photo.api, ttlSeconds: input.ttlSeconds))
+            case .inputMediaDocument(let input):
+                guard case .inputDocument(let named) = input.id else { throw RPCError(code: 400, message: "MEDIA_EMPTY") }
+                let document = try state.withLock { state throws(RPCError) -> StoredDocument in
+                    guard let document = state.documents[named.id], document.accessHash == named.accessHash else {
+                        throw RPCError(code: 400, message: "MEDIA_INVALID")
+                    }
+                    guard document.fileReference == named.fileReference else {
+                        throw RPCError(code: 400, message: "FILE_REFERENCE_EXPIRED")
+                    }
+                    return document
+                }
+                return Self.documentMedia(document.api, attributes: document.attributes, spoiler: input.spoiler,
+                                          forceFile: false, ttlSeconds: input.ttlSeconds)
+            default:
+                throw RPCError(code: 400, message: "MEDIA_INVALID")
+        }
+    }
+
+    /// A document's message media, flagged the way Telegram flags it from the attributes: a video (unless sent as
+    /// a file), a round video, a voice note.
+    static func documentMedia(_ document: Api.Document, attributes: [Api.DocumentAttribute], spoiler: Bool,
+                              forceFile: Bool, ttlSeconds: Int32?) -> Api.MessageMedia {
+        var video = false, round = false, voice = false
+        for attribute in attributes {
+            switch attribute {
+                case .documentAttributeVideo(let v): (video, round) = (!forceFile, v.roundMessage)
+                case .documentAttributeAudio(let a): voice = a.voice
+                default: continue
+            }
+        }
+        return .messageMediaDocument(.init(spoiler: spoiler, video: video, round: round, voice: voice,
+                                           document: document, ttlSeconds: ttlSeconds))
+    }
+
+    /// Turns an uploaded file into a photo on this DC (its parts are consumed).
+    private func storePhoto(_ file: Api.InputFile, _ call: RPCCall) throws(RPCError) -> StoredPhoto {
+        let me = try caller(call)
+        let id = random.int64(), accessHash = random.int64()
+        let reference = random.bytes(16)
+        let limits = limits
+        return try state.withLock { state throws(RPCError) -> StoredPhoto in
+            guard let account = state.accounts[me] else { throw RPCError(code: 400, message: "FILE_PARTS_INVALID") }
+            let bytes = try account.assembleUpload(file, dcID: call.endpoint.dcID)
+            guard state.documentBytes + bytes.count <= limits.maxStoredFileBytes else {
+                throw RPCError(code: 400, message: "FILE_STORAGE_FULL")
+            }
+            state.accounts[me]?.dropUpload(file.id)
+            let size = Self.imageSize(bytes)
+            let photo = StoredPhoto(id: id, accessHash: accessHash, fileReference: reference, dcID: call.endpoint.dcID,
+                                    date: Self.date(call),
+                                    full: StoredPhotoSize(type: StoredPhotoSize.type(longerSide: max(size.width, size.height)),
+                                                          width: size.width, height: size.height, bytes: bytes))
+            state.photos[id] = photo
+            state.documentBytes += bytes.count
+            return photo
+        }
+    }
+
+    /// A document's thumbnail from its uploaded file (its parts are consumed); size type "m" unless its dimensions
+    /// say otherwise.
+    func storeThumbnail(_ file: Api.InputFile, me: Int64, dcID: Int32, in state: inout ServiceState)
+        throws(RPCError) -> StoredPhotoSize {
+        guard let account = state.accounts[me] else { throw RPCError(code: 400, message: "FILE_PARTS_INVALID") }
+        let bytes = try account.assembleUpload(file, dcID: dcID)
+        state.accounts[me]?.dropUpload(file.id)
+        let size = Self.imageSize(bytes)
+        let side = max(size.width, size.height)
+        return StoredPhotoSize(type: side == 0 ? "m" : StoredPhotoSize.type(longerSide: side), width: size.width,
+                               height: size.height, bytes: bytes)
+    }
+
+    /// An image's width and height from its header; zeros when it cannot be read (the server does not refuse an
+    /// image it cannot measure).
+    static func imageSize(_ bytes: [UInt8]) -> (width: Int32, height: Int32) {
+        (0, 0)
+    }
+
+    /// The bytes `upload.getFile` serves for a photo's size `type` (its only size; "" names it too).
+    func photoFile(_ input: Api.InputFileLocation.Cons_inputPhotoFileLocation, in state: ServiceState)
+        throws(RPCError) -> (bytes: [UInt8], dcID: Int32, date: Int32, referenceValid: Bool) {
+        guard let photo = state.photos[input.id], photo.accessHash == input.accessHash else {
+            throw RPCError(code: 400, message: "FILE_ID_INVALID")
+        }
+        guard input.thumbSize.isEmpty || input.thumbSize == photo.full.type else {
+            throw RPCError(code: 400, message: "LOCATION_INVALID")
+        }
+        return (photo.full.bytes, photo.dcID, photo.date, photo.fileReference == input.fileReference)
+    }
+}
+
+extension Api.InputFile {
+    /// The client's id for the upload.
+    var id: Int64 {
+        switch self {
+            case .inputFile(let file): file.id
+            case .inputFileBig(let file): file.id
+            case .inputFileStoryDocument: 0
+        }
+    }
+}
+
+extension Account {
+    /// The bytes of a finished upload named by an `InputFile`.
+    func assembleUpload(_ file: Api.InputFile, dcID: Int32) throws(RPCError) -> [UInt8] {
+        switch file {
+            case .inputFile(let small):
+                return try assembleUpload(small.id, parts: small.parts, big: false, md5: small.md5Checksum, dcID: dcID)
+            case .inputFileBig(let big):
+                return try assembleUpload(big.id, parts: big.parts, big: true, md5: nil, dcID: dcID)
+            default:
+                throw RPCError(code: 400, message: "MEDIA_INVALID")
+        }
+    }
+}

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Media and albums between Telethon 1.45 and our client (`mtcall`) on `mtserver`, each way:
+
+1. Alice on Telethon sends Bob an album of three PNG photos (`send_file` with a list), each caption in HTML with an
+   emoji or a ZWJ sequence before its formatting; Bob's `mtcall events` prints ONE album event with the three
+   messages, their captions and entities at the UTF-16 offsets Telethon sent.
+2. Bob on `mtcall send-file` sends an album of two photos and a video (with its duration and size); Telethon's
+   `events.Album` sees the album as one event with the caption, and `message.video` the video with the duration and
+   size sent.
+
+Every subprocess and await is bounded in time; mtserver is stopped on the way out.
+
+Usage: media_interop.py --mtserver PATH --mtcall PATH
+"""
+import asyncio
+import json
+import os
+import struct
+import subprocess
+import sys
+import zlib
+
+from telethon import events, types
+
+from telethon_common import run_against_mtserver, signed_in, tool_arguments
+
+ALICE = ("9996620001", "22222")
+BOB = ("9996610002", "11111")
+
+# Captions whose entities come after characters of two (🐈) and eight (👩‍👩‍👧) UTF-16 code units.
+CAPTIONS = ["🐈 <b>one</b>", "👩‍👩‍👧 two <i>2</i>", "plain 🐈🐈 <code>x</code>"]
+TEXTS = ["🐈 one", "👩‍👩‍👧 two 2", "plain 🐈🐈 x"]
+
+
+def png(width, height, shade):
+    """A valid PNG of one grey shade."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + bytes([shade]) * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+class Mtcall:
+    def __init__(self, path, ready, keyfile, session):
+        self.path = path
+        self.flags = ["--server", f"127.0.0.1:{ready['ports']['2']}", "--rsa-key", keyfile, "--session", session]
+
+    def __call__(self, *arguments, timeout="20"):
+        done = subprocess.run([self.path, *self.flags, "--timeout", timeout, *arguments], capture_output=True,
+                              text=True, timeout=60)
+        if done.returncode != 0:
+            raise AssertionError(f"mtcall {' '.join(arguments)}: exit {done.returncode}: {done.stderr.strip()}")
+        self.stderr = done.stderr
+        return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+    async def events(self, seconds):
+        return await asyncio.create_subprocess_exec(self.path, *self.flags, "--timeout", str(seconds), "events",
+                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+
+
+async def next_event(process, match, what, seconds=20):
+    """The first JSON line of `process` that `match` accepts, within `seconds`."""
+    async def read():
+        while True:
+            line = await process.stdout.readline()
+            if not line:
+                raise AssertionError(f"mtcall events ended before {what}")
+            event = json.loads(line)
+            if match(event):
+                return event
+    return await asyncio.wait_for(read(), seconds)
+
+
+def ok(name):
+    print(f"ok   {name}", flush=True)
+
+
+def entity_spans(entities):
+    """(kind, offset, length) of tl-json entities as mtcall prints them."""
+    return [(e["_"], int(e["offset"]), int(e["length"])) for e in entities or []]
+
+
+def telethon_spans(entities):
+    names = {types.MessageEntityBold: "messageEntityBold", types.MessageEntityItalic: "messageEntityItalic",
+             types.MessageEntityCode: "messageEntityCode"}
+    return [(names.get(type(e), type(e).__name__), e.offset, e.length) for e in entities or []]
+
+
+async def telethon_sends_an_album(mtcall, alice, workdir):
+    """Part 1: Alice sends an album on Telethon; Bob's `mtcall events` sees one album event."""
+    paths = []
+    for index in range(3):
+        path = os.path.join(workdir, f"telethon-{index}.png")
+        with open(path, "wb") as f:
+            f.write(png(8 + index, 6, 40 * index))
+        paths.append(path)
+    # A first short run saves Bob's update box, so the next run catches up on whatever it starts after.
+    mtcall("events", timeout="3")
+    listener = await mtcall.events(40)
+    try:
+        sent = await asyncio.wait_for(alice.send_file("@bob_test", paths, caption=CAPTIONS, parse_mode="html"), 30)
+        assert len(sent) == 3 and len({m.grouped_id for m in sent}) == 1, sent
+        album = await next_event(listener, lambda e: e["event"] in ("album", "newMessage"), "the album")
+        assert album["event"] == "album", f"the album came as {album['event']}: {album}"
+        messages = album["messages"]
+        assert len(messages) == 3, album
+        assert {m["grouped_id"] for m in messages} == {album["grouped_id"]}, album
+        assert [m["message"] for m in messages] == TEXTS, [m["message"] for m in messages]
+        assert all(m["media"]["_"] == "messageMediaPhoto" for m in messages), messages
+        ours = [entity_spans(m.get("entities")) for m in messages]
+        theirs = [telethon_spans(m.entities) for m in sent]
+        assert ours == theirs, (ours, theirs)
+        assert ours == [[("messageEntityBold", 3, 3)], [("messageEntityItalic", 13, 1)],
+                        [("messageEntityCode", 11, 1)]], ours
+        ok("our client gets Telethon's album of three photos as one album event, entities at their UTF-16 offsets")
+    finally:
+        if listener.returncode is None:
+            listener.terminate()
+        await asyncio.wait_for(listener.wait(), 15)
+
+
+async def our_client_sends(mtcall, alice, workdir):
+    """Part 2: Bob sends an album and a video with `mtcall send-file`; Telethon sees them."""
+    queue = asyncio.Queue()
+
+    async def put(event):
+        queue.put_nowait(event)
+
+    alice.add_event_handler(put, events.Album())
+    alice.add_event_handler(put, events.NewMessage(incoming=True))
+
+    async def expect(kind, match=lambda _: True):
+        async def take():
+            while True:
+                event = await queue.get()
+                if isinstance(event, kind) and match(event):
+                    return event
+        return await asyncio.wait_for(take(), 20)
+
+    first, second = os.path.join(workdir, "swift-a.png"), os.path.join(workdir, "swift-b.png")
+    for path, shade in ((first, 10), (second, 200)):
+        with open(path, "wb") as f:
+            f.write(png(16, 9, shade))
+    printed = mtcall("send-file", "@alice_test", first, "--caption", "🐈 <b>ours</b>", "--html", "--album", second)
+    assert len(printed) == 2 and len({m["grouped_id"] for m in printed}) == 1, printed
+    assert "uploaded" in mtcall.stderr, mtcall.stderr
+    album = await expect(events.Album.Event)
+    assert len(album.messages) == 2 and all(m.photo is not None for m in album.messages), album.messages
+    assert album.messages[0].message == "🐈 ours" and album.messages[1].message == "", album.messages
+    assert telethon_spans(album.messages[0].entities) == [("messageEntityBold", 3, 4)], album.messages[0].entities
+    ok("mtcall send-file --album: Telethon's events.Album sees both photos, the caption's bold at its offset")
+
+    video = os.path.join(workdir, "clip.mp4")
+    with open(video, "wb") as f:
+        f.write(os.urandom(300_000))
+    mtcall("send-file", "@alice_test", video, "--caption", "clip", "--duration", "7", "--width", "320",
+           "--height", "240")
+    event = await expect(events.NewMessage.Event, lambda e: e.message.message == "clip")
+    message = event.message
+    assert message.video is not None, message.media
+    assert message.video.size == 300_000 and message.file.duration == 7, (message.video.size, message.file.duration)
+    assert (message.file.width, message.file.height) == (320, 240), (message.file.width, message.file.height)
+    ok("mtcall send-file of a video: Telethon's message.video has the size and duration sent")
+
+
+async def scenario(ready, keyfile, workdir, log_path):
+    mtcall = Mtcall(TOOLS.mtcall, ready, keyfile, os.path.join(workdir, "bob.sqlite"))
+    mtcall("--phone", BOB[0], "--code", BOB[1], "users.getUsers", '{"id": [{"_": "inputUserSelf"}]}')
+    alice = await signed_in(ready, *ALICE)
+    try:
+        await telethon_sends_an_album(mtcall, alice, workdir)
+        await our_client_sends(mtcall, alice, workdir)
+    finally:
+        await asyncio.wait_for(alice.disconnect(), 10)
+
+
+if __name__ == "__main__":
+    TOOLS = tool_arguments()
+    sys.exit(asyncio.run(run_against_mtserver(
+        "media interop", TOOLS.mtserver,
+        ["--dcs", "2", "--timeout", "300", "--user", f"{ALICE[0]}:Alice::alice_test",
+         "--user", f"{BOB[0]}:Bob::bob_test"], scenario, limit=120)))
