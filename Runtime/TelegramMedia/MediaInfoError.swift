@@ -15,6 +15,7 @@ public enum MediaInfoError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The file at `path` could not be opened or read.
     case unreadable(path: String, reason: String)
 
+    /// The error in a sentence, naming what and where.
     public var description: String {
         switch self {
         case .truncated(let what, let offset): "the data ends inside the \(what) at offset \(offset)"

@@ -101,6 +101,7 @@ public enum StrippedThumbnailError: Error, Sendable, Equatable, CustomStringConv
     /// A width or height of 0.
     case emptySize(width: Int, height: Int)
 
+    /// The error in a sentence.
     public var description: String {
         switch self {
         case .tooShort(let count): "a stripped thumbnail of \(count) bytes (at least 3: version, height, width)"
