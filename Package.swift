@@ -49,6 +49,7 @@ let package = Package(
         .library(name: "TelegramSession", targets: ["TelegramSession"]),
         .library(name: "TelegramClient", targets: ["TelegramClient"]),
         .library(name: "TelegramFormatting", targets: ["TelegramFormatting"]),
+        .library(name: "TelegramMedia", targets: ["TelegramMedia"]),
         .library(name: "SecretChats", targets: ["SecretChats"]),
         // For the tests and benchmarks: each generated request writer, driven by a parsed request.
         .library(name: "RequestReplay", targets: ["RequestReplay"]),
@@ -150,13 +151,17 @@ let package = Package(
         // The SDK client over the generated API: initConnection, DC routing and migrations, typed updates.
         .target(name: "TelegramClient",
                 dependencies: ["MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi",
-                               "SecretChats", "TelegramSession", "TelegramFormatting", .product(name: "Logging", package: "swift-log"),
+                               "SecretChats", "TelegramSession", "TelegramFormatting", "TelegramMedia",
+                               .product(name: "Logging", package: "swift-log"),
                                .product(name: "NIOPosix", package: "swift-nio"),
                                .product(name: "SystemPackage", package: "swift-system")],
                 path: "Runtime/TelegramClient", swiftSettings: swiftSettings),
         // Message text with its formatting: HTML and MarkdownV2 to text and `MessageEntity` values and back.
         .target(name: "TelegramFormatting", dependencies: ["TelegramApi", "TLRuntime"],
                 path: "Runtime/TelegramFormatting", swiftSettings: swiftSettings),
+        // Media files' headers: a video's duration and size, an image's size, bounded parsers with no network.
+        .target(name: "TelegramMedia", dependencies: [.product(name: "SystemPackage", package: "swift-system")],
+                path: "Runtime/TelegramMedia", swiftSettings: swiftSettings),
         // The server role over SwiftNIO: a sans-IO connection (transport detection, key exchange, sessions, RPC
         // dispatch by method name) and the NIO listener around it. Speaks no API layer: requests are decoded with
         // the registry it is given.
@@ -221,7 +226,7 @@ let package = Package(
                 dependencies: ["TLRuntime", "TelegramApi", "MTProtoApi", "SecretApi", "TLJSON", "TLSchema",
                                "MTProtoTransport", "MTProtoCrypto", "MTProto", "SecretChats", "RequestReplay",
                                "TelegramApiServer",
-                               "TelegramFormatting"],
+                               "TelegramFormatting", "TelegramMedia"],
                 path: "Fuzz/Properties", swiftSettings: swiftSettings),
 
         // MARK: Tests
@@ -270,6 +275,8 @@ let package = Package(
                     path: "Tests/SecretChatsTests", swiftSettings: swiftSettings),
         .testTarget(name: "TelegramFormattingTests", dependencies: ["TelegramFormatting", "TelegramApi"],
                     path: "Tests/TelegramFormattingTests", swiftSettings: swiftSettings),
+        .testTarget(name: "TelegramMediaTests", dependencies: ["TelegramMedia"], path: "Tests/TelegramMediaTests",
+                    swiftSettings: swiftSettings),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzProperties"], path: "Tests/FuzzRegressionTests",
                     swiftSettings: swiftSettings),
     ]

@@ -43,6 +43,7 @@ let targets: [(String, [String])] = [
     ("FuzzHTTPResponse", []),
     ("FuzzHTTPTransport", []),
     ("FuzzApiRequests", []),
+    ("FuzzMediaInfo", []),
 ]
 
 let package = Package(

@@ -56,6 +56,7 @@ public let targetNames: [String] = [
     "FuzzObfuscated2", "FuzzFakeTLSClientHello", "FuzzFakeTLSServerHello", "FuzzMTProxySecret", "FuzzSessionClient",
     "FuzzSessionServer", "FuzzExchangeClient", "FuzzExchangeServer", "FuzzSecretChat", "FuzzUTF8",
     "FuzzHTML", "FuzzMarkdown", "FuzzSocks5Reply", "FuzzHTTPResponse", "FuzzHTTPTransport", "FuzzApiRequests",
+    "FuzzMediaInfo",
 ] + registries.keys.sorted().map { "Fuzz" + $0 }
 
 /// Runs the property of fuzz target `target` on `data`; false if there is no such target.
@@ -84,6 +85,7 @@ public func checkProperty(of target: String, _ data: [UInt8]) throws(Violation) 
     case "FuzzHTTPResponse": try fuzzHTTPResponse(data)
     case "FuzzHTTPTransport": try fuzzHTTPTransport(data)
     case "FuzzApiRequests": try fuzzTypedRequests(data)
+    case "FuzzMediaInfo": try fuzzMediaInfo(data)
     default:
         guard target.hasPrefix("Fuzz"), registries[String(target.dropFirst(4))] != nil else { return false }
         try fuzzRegistry(String(target.dropFirst(4)), data)
