@@ -172,7 +172,7 @@ let package = Package(
                 path: "Runtime/MTProtoServer", swiftSettings: swiftSettings),
         // The in-memory test Telegram: API handlers compiled against TelegramApi, on top of MTProtoServer.
         .target(name: "TestTelegram", dependencies: ["MTProtoServer", "TelegramApi", "TelegramApiServer", "TLRuntime",
-                                                     "MTProtoCrypto", "TelegramFormatting"],
+                                                     "MTProtoCrypto", "TelegramFormatting", "TelegramMedia"],
                 path: "Runtime/TestTelegram", swiftSettings: swiftSettings),
         .executableTarget(
             name: "mtserver",

@@ -9,6 +9,7 @@ import Synchronization
 import TLRuntime
 import TelegramApi
 import TelegramFormatting
+import TelegramMedia
 
 extension TelegramClient {
     /// Most items in one album (MULTI_MEDIA_TOO_LONG past it).
@@ -236,7 +237,22 @@ final class AlbumProgress: Sendable {
 /// Attributes the caller left out, read from the file where the SDK can.
 enum MediaInference {
     /// A video's attributes: the given ones, the rest from its MP4 or MOV boxes.
+    /// A file that cannot be read as MP4 or MOV leaves them as given (sent as 0, as Telegram's clients do).
     static func video(_ given: MediaFile.VideoAttributes, source: MediaSource) -> MediaFile.VideoAttributes {
-        given
+        guard given.duration == nil || given.width == nil || given.height == nil || given.supportsStreaming == nil
+        else { return given }
+        let info: VideoInfo?
+        switch source {
+            case .path(let path): info = try? MediaInfo.video(atPath: path)
+            case .bytes(let bytes, _): info = try? MediaInfo.video(in: bytes)
+            case .stream: info = nil  // read once, by the upload
+        }
+        guard let info else { return given }
+        var video = given
+        video.duration = given.duration ?? info.duration
+        video.width = given.width ?? info.width
+        video.height = given.height ?? info.height
+        video.supportsStreaming = given.supportsStreaming ?? info.supportsStreaming
+        return video
     }
 }

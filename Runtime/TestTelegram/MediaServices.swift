@@ -10,6 +10,7 @@ import MTProtoServer
 import TLRuntime
 import TelegramApi
 import TelegramApiServer
+import TelegramMedia
 
 /// A photo stored on a DC.
 struct StoredPhoto {
@@ -233,7 +234,8 @@ extension TestTelegramService {
     /// An image's width and height from its header; zeros when it cannot be read (the server does not refuse an
     /// image it cannot measure).
     static func imageSize(_ bytes: [UInt8]) -> (width: Int32, height: Int32) {
-        (0, 0)
+        guard let image = try? MediaInfo.image(in: bytes) else { return (0, 0) }
+        return (Int32(clamping: image.width), Int32(clamping: image.height))
     }
 
     /// The bytes `upload.getFile` serves for a photo's size `type` (its only size; "" names it too).

@@ -147,6 +147,31 @@ private func fileBytes(_ count: Int, seed: UInt8) -> [UInt8] {
         try await pair.close()
     }
 
+    @Test func attributesLeftOutAreReadFromTheFile() async throws {
+        let pair = try await EventPair.start(seed: 5207)
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/media")
+        _ = try await pair.bob.sendMedia(.video(.path(fixtures.appendingPathComponent("faststart.mp4").path),
+                                                caption: .plain("read")), to: pair.alicePeer)
+        let video = try await pair.log.firstWithin60s { event -> Api.DocumentAttribute.Cons_documentAttributeVideo? in
+            guard case .newMessage(let new) = event, !new.outgoing, let message = new.chatMessage, message.text == "read",
+                  case .messageMediaDocument(let media)? = message.media, case .document(let document)? = media.document
+            else { return nil }
+            for case .documentAttributeVideo(let v) in document.attributes { return v }
+            return nil
+        }
+        #expect((video.w, video.h, video.supportsStreaming) == (640, 360, true))
+        #expect(abs(video.duration - 5.005) < 0.001)
+        // The test Telegram reads a photo's size from its header, and names the size by its longer side.
+        let png = try [UInt8](Data(contentsOf: fixtures.appendingPathComponent("rgb.png")))
+        let sent = try await pair.bob.sendMedia(.photo(.bytes(png, name: "rgb.png")), to: pair.alicePeer)
+        guard case .messageMediaPhoto(let media)? = sent.media, case .photo(let photo)? = media.photo,
+              case .photoSize(let size)? = photo.sizes.last
+        else { throw HarnessFailure(description: "\(String(describing: sent.media))") }
+        #expect((size.w, size.h, size.type) == (7, 5, "s"))
+        try await pair.close()
+    }
+
     @Test func aCancelledUploadSendsNothing() async throws {
         let counter = MethodCounter()
         let pair = try await EventPair.start(seed: 5204, onEvent: counter.record)
