@@ -6,7 +6,7 @@
    messages, their captions and entities at the UTF-16 offsets Telethon sent.
 2. Bob on `mtcall send-file` sends an album of two photos and a video (with its duration and size); Telethon's
    `events.Album` sees the album as one event with the caption, and `message.video` the video with the duration and
-   size sent.
+   size sent, and for an MP4 sent without them, the duration and size read from its boxes.
 
 Every subprocess and await is bounded in time; mtserver is stopped on the way out.
 
@@ -22,6 +22,7 @@ import zlib
 
 from telethon import events, types
 
+from message_interop import Mtcall, next_event
 from telethon_common import run_against_mtserver, signed_in, tool_arguments
 
 ALICE = ("9996620001", "22222")
@@ -39,37 +40,6 @@ def png(width, height, shade):
     rows = b"".join(b"\x00" + bytes([shade]) * width for _ in range(height))
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
             + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
-
-
-class Mtcall:
-    def __init__(self, path, ready, keyfile, session):
-        self.path = path
-        self.flags = ["--server", f"127.0.0.1:{ready['ports']['2']}", "--rsa-key", keyfile, "--session", session]
-
-    def __call__(self, *arguments, timeout="20"):
-        done = subprocess.run([self.path, *self.flags, "--timeout", timeout, *arguments], capture_output=True,
-                              text=True, timeout=60)
-        if done.returncode != 0:
-            raise AssertionError(f"mtcall {' '.join(arguments)}: exit {done.returncode}: {done.stderr.strip()}")
-        self.stderr = done.stderr
-        return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-
-    async def events(self, seconds):
-        return await asyncio.create_subprocess_exec(self.path, *self.flags, "--timeout", str(seconds), "events",
-                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-
-
-async def next_event(process, match, what, seconds=20):
-    """The first JSON line of `process` that `match` accepts, within `seconds`."""
-    async def read():
-        while True:
-            line = await process.stdout.readline()
-            if not line:
-                raise AssertionError(f"mtcall events ended before {what}")
-            event = json.loads(line)
-            if match(event):
-                return event
-    return await asyncio.wait_for(read(), seconds)
 
 
 def ok(name):
@@ -142,9 +112,14 @@ async def our_client_sends(mtcall, alice, workdir):
     for path, shade in ((first, 10), (second, 200)):
         with open(path, "wb") as f:
             f.write(png(16, 9, shade))
-    printed = mtcall("send-file", "@alice_test", first, "--caption", "🐈 <b>ours</b>", "--html", "--album", second)
+    # Run here rather than through Mtcall, for its standard error: the upload's progress.
+    done = subprocess.run([mtcall.path, *mtcall.flags, "--timeout", "20", "send-file", "@alice_test", first,
+                           "--caption", "🐈 <b>ours</b>", "--html", "--album", second],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    printed = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     assert len(printed) == 2 and len({m["grouped_id"] for m in printed}) == 1, printed
-    assert "uploaded" in mtcall.stderr, mtcall.stderr
+    assert "uploaded" in done.stderr, done.stderr
     album = await expect(events.Album.Event)
     assert len(album.messages) == 2 and all(m.photo is not None for m in album.messages), album.messages
     assert album.messages[0].message == "🐈 ours" and album.messages[1].message == "", album.messages
@@ -162,6 +137,16 @@ async def our_client_sends(mtcall, alice, workdir):
     assert message.video.size == 300_000 and message.file.duration == 7, (message.video.size, message.file.duration)
     assert (message.file.width, message.file.height) == (320, 240), (message.file.width, message.file.height)
     ok("mtcall send-file of a video: Telethon's message.video has the size and duration sent")
+
+    # Without --duration, --width and --height they are read from the file's MP4 boxes (Fixtures/media).
+    fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Fixtures", "media", "faststart.mp4")
+    mtcall("send-file", "@alice_test", fixture, "--caption", "read")
+    event = await expect(events.NewMessage.Event, lambda e: e.message.message == "read")
+    message = event.message
+    assert message.video is not None and message.video.size == os.path.getsize(fixture), message.media
+    assert abs(message.file.duration - 5.005) < 0.01, message.file.duration
+    assert (message.file.width, message.file.height) == (640, 360), (message.file.width, message.file.height)
+    ok("mtcall send-file of an MP4 without attributes: Telethon sees the duration and size read from its boxes")
 
 
 async def scenario(ready, keyfile, workdir, log_path):
