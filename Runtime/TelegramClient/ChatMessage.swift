@@ -101,6 +101,8 @@ public struct SendOptions: Sendable, Equatable {
     /// Schedules the message for this time, Unix seconds, instead of sending it now: it waits in the chat's
     /// scheduled messages (core.telegram.org/api/scheduled-messages).
     public var scheduleDate: Int32?
+    /// A bot's keyboard for the message (Telegram drops a user's): checked against Telegram's bounds before the send.
+    public var replyMarkup: ReplyMarkup?
 
     /// A send now, with a notification and a link preview, answering nothing unless `replyTo` says.
     public init(silent: Bool = false, noWebpage: Bool = false, replyTo: Int32? = nil, scheduleDate: Int32? = nil) {
@@ -108,6 +110,12 @@ public struct SendOptions: Sendable, Equatable {
         self.noWebpage = noWebpage
         self.replyTo = replyTo
         self.scheduleDate = scheduleDate
+    }
+
+    /// A send with a bot's keyboard.
+    public init(replyMarkup: ReplyMarkup?, silent: Bool = false, replyTo: Int32? = nil) {
+        self.init(silent: silent, replyTo: replyTo)
+        self.replyMarkup = replyMarkup
     }
 }
 

@@ -34,6 +34,8 @@ public enum UpdateEvent: Sendable {
     case participant(ParticipantEvent)
     /// Messages were pinned or unpinned in a chat.
     case pinnedMessages(PinnedMessagesEvent)
+    /// A user typed an inline query to this bot (BotTypes.swift).
+    case inlineQuery(InlineQueryEvent)
     /// An album arrived or was sent: messages sharing a grouped_id that came together, in one event instead of a
     /// ``newMessage(_:)`` for each.
     case album(AlbumEvent)
@@ -125,7 +127,7 @@ public struct TypingEvent: Sendable {
 
 /// A pressed inline keyboard button.
 public struct CallbackQueryEvent: Sendable {
-    /// Answer it with `messages.setBotCallbackAnswer(queryId:…)`.
+    /// The press's id; answer it with `TelegramClient.answer(_:text:alert:url:cacheTime:)`.
     public let queryID: Int64
     /// Who pressed the button.
     public let sender: EventPeer
@@ -254,6 +256,9 @@ extension TelegramClient {
             case .updateBotCallbackQuery(let u):
                 return .callbackQuery(.init(queryID: u.queryId, sender: peer(.user(u.userId), context),
                                             chat: peer(PeerID(u.peer), context), messageID: u.msgId, data: u.data))
+            case .updateBotInlineQuery(let u):
+                return .inlineQuery(.init(queryID: u.queryId, sender: peer(.user(u.userId), context), query: u.query,
+                                          offset: u.offset, peerType: u.peerType, geo: u.geo))
             case .updateChatParticipantAdd(let u):
                 return .participant(.init(chat: peer(.chat(u.chatId), context), user: peer(.user(u.userId), context),
                                           actor: peer(.user(u.inviterId), context), joined: true))

@@ -21,11 +21,14 @@ extension TelegramClient {
     /// Mentions of users by id (`tg://user?id=N`) go as `inputMessageEntityMentionName` when the peer cache knows
     /// the user. With ``SendOptions/scheduleDate`` the message is scheduled: the result is the scheduled message
     /// (``ChatMessage/isScheduled``).
-    /// - Throws: `FormattingError` for malformed markup and ``MessageError/emptyText`` for an empty message
-    ///   (nothing is sent), ``PeerCacheError/unknownPeer(_:)``, ``MessageError/missingFromAnswer(chat:)``, or what
-    ///   `invoke(_:timeout:)` throws.
+    /// - Throws: `FormattingError` for malformed markup, ``MessageError/emptyText`` for an empty message and
+    ///   ``BotError/markup(_:)`` for a keyboard past Telegram's bounds (nothing is sent),
+    ///   ``PeerCacheError/unknownPeer(_:)``, ``MessageError/missingFromAnswer(chat:)``, or what `invoke(_:timeout:)`
+    ///   throws.
     public func sendMessage(to peer: PeerID, formatted markup: Markup,
                             options: SendOptions = SendOptions()) async throws -> ChatMessage {
+        let keyboard: Api.ReplyMarkup?
+        do { keyboard = try options.replyMarkup?.api() } catch { throw BotError.markup(error) }
         let formatted = try FormattedText(markup)
         guard !formatted.text.isEmpty else { throw MessageError.emptyText }
         let input = try await inputPeer(for: peer)
@@ -36,13 +39,14 @@ extension TelegramClient {
         let updates = try await invoke(Api.functions.messages.sendMessage(
             noWebpage: options.noWebpage, silent: options.silent, peer: input,
             replyTo: options.replyTo.map { .inputReplyToMessage(.init(replyToMsgId: $0)) }, message: formatted.text,
-            randomId: randomID, entities: entities.isEmpty ? nil : entities, scheduleDate: options.scheduleDate))
+            randomId: randomID, replyMarkup: keyboard, entities: entities.isEmpty ? nil : entities,
+            scheduleDate: options.scheduleDate))
         if case .updateShortSentMessage(let sent) = updates {
             // A private chat's send may come back this short: the message is what was sent, with the id and date.
             let message = Api.Message.message(.init(
                 out: sent.out, silent: options.silent, id: sent.id, fromId: peerCache.selfUser?.peer, peerId: peer.peer,
                 replyTo: options.replyTo.map { .messageReplyHeader(.init(replyToMsgId: $0)) }, date: sent.date,
-                message: formatted.text, media: sent.media, entities: sent.entities ?? entities))
+                message: formatted.text, media: sent.media, replyMarkup: keyboard, entities: sent.entities ?? entities))
             if let sent = ChatMessage(message, isScheduled: options.scheduleDate != nil) { return sent }
         }
         guard let sent = Self.messages(in: updates, randomIDs: [randomID]).first ?? nil else {

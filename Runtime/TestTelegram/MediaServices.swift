@@ -66,9 +66,10 @@ extension TestTelegramService {
             let entities = try Self.entities(request.entities, text: text)
             try checkPeer(call, request.peer)
             let media = try storeMedia(request.media, call)
-            return try send(call, peer: request.peer, randomID: request.randomId,
-                            content: OutgoingContent(text: text, media: media, entities: entities,
-                                                     replyTo: Self.replyID(request.replyTo), silent: request.silent),
+            var content = OutgoingContent(text: text, media: media, entities: entities,
+                                          replyTo: Self.replyID(request.replyTo), silent: request.silent)
+            content.replyMarkup = try keptMarkup(request.replyMarkup, from: try caller(call))
+            return try send(call, peer: request.peer, randomID: request.randomId, content: content,
                             scheduleDate: request.scheduleDate)
         }
         handlers.on(Api.functions.messages.UploadMedia.self) { [self] call, request throws(RPCError) in

@@ -51,8 +51,9 @@ extension TestTelegramService {
             let text = request.message
             guard !text.isEmpty else { throw RPCError(code: 400, message: "MESSAGE_EMPTY") }
             guard text.count <= 4096 else { throw RPCError(code: 400, message: "MESSAGE_TOO_LONG") }
-            let content = OutgoingContent(text: text, entities: try Self.entities(request.entities, text: text),
+            var content = OutgoingContent(text: text, entities: try Self.entities(request.entities, text: text),
                                           replyTo: Self.replyID(request.replyTo), silent: request.silent)
+            content.replyMarkup = try keptMarkup(request.replyMarkup, from: try caller(call))
             return try send(call, peer: request.peer, randomID: request.randomId, content: content,
                             scheduleDate: request.scheduleDate)
         }
@@ -417,8 +418,9 @@ extension StoredMessage {
         }
         return .message(.init(out: out, silent: silent, pinned: pinned, id: id,
                               fromId: out ? .peerUser(.init(userId: owner)) : nil, peerId: .peerUser(.init(userId: peer)),
-                              fwdFrom: fwdFrom, replyTo: replyHeader, date: date, message: text, media: media,
-                              entities: entities, editDate: editDate, groupedId: groupedID))
+                              fwdFrom: fwdFrom, viaBotId: viaBotID, replyTo: replyHeader, date: date, message: text,
+                              media: media, replyMarkup: replyMarkup, entities: entities, editDate: editDate,
+                              groupedId: groupedID))
     }
 }
 

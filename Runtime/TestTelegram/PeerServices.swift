@@ -1,7 +1,7 @@
 // What a client's peer cache, history iterators and typed events need of the test Telegram: access hashes that
 // differ per viewer (a hash is good only for the account it was given to, as on Telegram: core.telegram.org/api/peers),
 // `min` users in channels (core.telegram.org/api/min) and peers named through a message, `messages.search`, pinned
-// dialogs, edits, deletions, typing, online status, callback queries, and seeded history to page through.
+// dialogs, edits, deletions, typing, online status, and seeded history to page through.
 import MTProto
 import MTProtoCrypto
 import MTProtoServer
@@ -18,7 +18,6 @@ extension TestTelegramService {
         handlers.on(Api.functions.messages.DeleteMessages.self, deletePrivate)
         handlers.on(Api.functions.messages.SetTyping.self, typing)
         handlers.on(Api.functions.account.UpdateStatus.self, status)
-        handlers.on(Api.functions.messages.GetBotCallbackAnswer.self, callbackQuery)
     }
 
     /// Stores `count` messages between two accounts, alternating senders, dated one second apart from `startDate`,
@@ -301,32 +300,6 @@ extension TestTelegramService {
         }
         push(deliveries, except: nil)
         return true
-    }
-
-    /// `messages.getBotCallbackAnswer` on a message from another account, which plays the bot: it gets
-    /// `updateBotCallbackQuery` (the message under its own id, the presser as it sees it) and the presser an empty
-    /// answer at once (Telegram waits for the bot's `setBotCallbackAnswer`; here no bot answer is awaited).
-    private func callbackQuery(_ call: RPCCall, _ request: Api.functions.messages.GetBotCallbackAnswer)
-        throws(RPCError) -> Api.messages.BotCallbackAnswer {
-        let me = try caller(call)
-        let peer = request.peer
-        let messageID = request.msgId
-        let data = request.data
-        let queryID = random.int64()
-        let date = Self.date(call)
-        let delivery = try state.withLock { state throws(RPCError) -> Delivery in
-            guard let bot = state.resolve(peer, me: me), bot != me else { throw RPCError(code: 400, message: "PEER_ID_INVALID") }
-            guard let message = state.accounts[me]?.messages[messageID], message.peer == bot, !message.out,
-                  let twin = message.twinID else { throw RPCError(code: 400, message: "MESSAGE_ID_INVALID") }
-            // One chat instance per pair of accounts, the same whichever asks.
-            let instance = Int64(bitPattern: UInt64(truncatingIfNeeded: min(me, bot) &* 31 &+ max(me, bot)))
-            return (bot, .updates(.init(
-                updates: [.updateBotCallbackQuery(.init(queryId: queryID, userId: me, peer: .peerUser(.init(userId: me)),
-                                                        msgId: twin, chatInstance: instance, data: data ?? nil))],
-                users: state.users([me], viewer: bot), chats: [], date: date, seq: 0)))
-        }
-        push([delivery], except: nil)
-        return Api.messages.BotCallbackAnswer.botCallbackAnswer(.init(cacheTime: 0))
     }
 }
 

@@ -51,6 +51,11 @@ public final class TestTelegramService: Sendable {
         /// Updates kept per channel for `updates.getChannelDifference`; a member further behind gets
         /// `channelDifferenceTooLong`.
         public var maxChannelLog = 1_000
+        /// Seconds a user's button press or inline query waits for the bot's answer before it is answered
+        /// BOT_RESPONSE_TIMEOUT (BotServices.swift).
+        public var botAnswerTimeout: Double = 10
+        /// Answered inline queries kept for `messages.sendInlineBotResult` (the oldest are forgotten first).
+        public var maxInlineAnswers = 1_000
 
         /// The defaults.
         public init() {}
@@ -70,6 +75,8 @@ public final class TestTelegramService: Sendable {
     let server = Mutex<WeakServer>(WeakServer())
     /// A test's own handlers (`on(_:_:)`), looked up before the service's on every call.
     let overrides = RPCOverrides()
+    /// Button presses and inline queries waiting for their bot, and answered inline queries (BotServices.swift).
+    let bots = Mutex(BotQueries())
 
     /// A service with no accounts.
     /// - Parameters:
@@ -105,6 +112,7 @@ public final class TestTelegramService: Sendable {
         registerCDN(into: &handlers)
         registerChats(into: &handlers)
         registerParticipants(into: &handlers)
+        registerBots(into: &handlers)
         handlers.overrides = overrides
         return handlers
     }
@@ -251,6 +259,10 @@ struct OutgoingContent {
     var silent = false
     /// The album it belongs to (`messages.sendMultiMedia`: MediaServices.swift).
     var groupedID: Int64? = nil
+    /// A bot's keyboard (BotServices.swift).
+    var replyMarkup: Api.ReplyMarkup? = nil
+    /// The bot an inline result was sent through.
+    var viaBotID: Int64? = nil
 }
 
 /// A message in one account's box. A private message exists twice, once in each party's box, under each box's id.
@@ -275,13 +287,17 @@ struct StoredMessage {
     var action: Api.MessageAction? = nil
     /// The album it belongs to.
     var groupedID: Int64? = nil
+    /// A bot's keyboard (BotServices.swift).
+    var replyMarkup: Api.ReplyMarkup? = nil
+    /// The bot an inline result was sent through.
+    var viaBotID: Int64? = nil
 }
 
 extension StoredMessage {
     init(id: Int32, peer: Int64, out: Bool, date: Int32, content: OutgoingContent, twinID: Int32?) {
         self.init(id: id, peer: peer, out: out, date: date, text: content.text, media: content.media, twinID: twinID,
                   entities: content.entities, replyTo: content.replyTo, fwdFrom: content.fwdFrom, silent: content.silent,
-                  groupedID: content.groupedID)
+                  groupedID: content.groupedID, replyMarkup: content.replyMarkup, viaBotID: content.viaBotID)
     }
 }
 
@@ -437,7 +453,8 @@ struct ServiceState {
         return .user(.init(isSelf: me, id: id, accessHash: hash(account.accessHash, viewer: viewer),
                            firstName: account.firstName,
                            lastName: account.lastName.isEmpty ? nil : account.lastName, username: account.username,
-                           phone: me && !bot ? account.phone.digits : nil, botInfoVersion: bot ? 1 : nil))
+                           phone: me && !bot ? account.phone.digits : nil, botInfoVersion: bot ? 1 : nil,
+                           botInlinePlaceholder: bot ? "Search…" : nil))
     }
 
     func users(_ ids: [Int64], viewer: Int64) -> [Api.User] {

@@ -161,26 +161,6 @@ struct EventPair {
         try await pair.close()
     }
 
-    /// Alice plays the bot: Bob presses a button under her message.
-    @Test func callbackQuery() async throws {
-        let pair = try await EventPair.start(seed: 326)
-        _ = try await PeerCacheClientTests.send(pair.alice, to: pair.toBob, "press a button")
-        var bobsID: Int32?
-        for try await message in pair.bob.history(of: pair.toAlice) { bobsID = message.id }
-        let answer = try await pair.bob.invoke(Api.functions.messages.getBotCallbackAnswer(
-            peer: pair.toAlice, msgId: try #require(bobsID), data: [1, 2, 3]))
-        guard case .botCallbackAnswer = answer else { throw HarnessFailure(description: "\(answer)") }
-        let query = try await pair.log.first { event -> CallbackQueryEvent? in
-            guard case .callbackQuery(let q) = event else { return nil }
-            return q
-        }
-        #expect(query.data == [1, 2, 3])
-        #expect(query.messageID == 1)
-        #expect(try await pair.isBob(query.sender))
-        #expect(try await pair.isBob(query.chat))
-        try await pair.close()
-    }
-
     /// Bob makes a group with Alice in it, then adds Carol: Alice sees Carol join, added by Bob.
     @Test func participantAdded() async throws {
         let pair = try await EventPair.start(seed: 327, announcesMembers: true)

@@ -71,7 +71,7 @@ struct MTCall: AsyncParsableCommand {
             `events` prints peers; `upload --to` takes the same): send a message (plain, or \
             with --html or --markdown its formatting becomes message entities), print a \
             chat's messages newest first or the dialogs one tl-json line each, or print the typed events (new, \
-            edited and deleted messages, reads, status, typing, callback queries, participants) for --timeout seconds \
+            edited and deleted messages, reads, status, typing, callback and inline queries, participants) for --timeout seconds \
             (with --follow, until interrupted).
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite send bob_test 'hello'
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite send bob_test --html '<b>hi</b>'
@@ -91,6 +91,15 @@ struct MTCall: AsyncParsableCommand {
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite members channel:2000000001 \
                 --filter admins
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite join https://t.me/+AbCdEf
+
+            METHODs `press PEER MESSAGE_ID (--data TEXT | --button ROW,COLUMN)`, `inline BOT QUERY [--send \
+            RESULT_ID [--to PEER]]` and `bot [--alert]` talk to bots: press an inline button of a bot's message and \
+            print the bot's answer; print a bot's inline results one JSON line each (and send one); or, signed in \
+            with --bot-token, run a bot for --timeout seconds (with --follow, until interrupted) that answers each \
+            private text with it and an inline keyboard, each press with a notification, each inline query with two \
+            articles, printing a JSON line for each.
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite press echo_bot 7 --button 0,0
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite inline echo_bot 'hello'
 
             METHOD `upload` takes a FILE instead of TL-JSON-PARAMS and prints its InputFile; with --to PEER it sends \
             it as a document and prints {"location", "dc", "size", "sha256", "seconds"}, which METHOD `download` \
@@ -197,10 +206,13 @@ struct MTCall: AsyncParsableCommand {
     @OptionGroup(title: "Media (send-file)")
     var media: MediaOptions
 
-    @Argument(help: "Its arguments as a tl-json object (default {}); for send, history, edit, delete, pin and read, the PEER; for forward, the PEER forwarded from.")
+    @OptionGroup(title: "Bots (press, inline, bot)")
+    var bots: BotOptions
+
+    @Argument(help: "Its arguments as a tl-json object (default {}); for send, send-file, history, edit, delete, pin, read and press, the PEER; for forward, the PEER forwarded from; for inline, the BOT.")
     var params: String = "{}"
 
-    @Argument(help: "send's TEXT; edit's MESSAGE_ID and TEXT; the MESSAGE_IDs of delete, forward, pin and read.")
+    @Argument(help: "send's TEXT; send-file's PATH; edit's MESSAGE_ID and TEXT; the MESSAGE_IDs of delete, forward, pin and read; press's MESSAGE_ID; inline's QUERY.")
     var more: [String] = []
 
     @Option(help: "history and dialogs: print at most this many items.")
@@ -280,6 +292,9 @@ struct MTCall: AsyncParsableCommand {
             case "promote": return try await runPromote(logger: logger)
             case "join": return try await runJoin(logger: logger)
             case "send-file": return try await runSendFile(logger: logger)
+            case "press": return try await runPress(logger: logger)
+            case "inline": return try await runInline(logger: logger)
+            case "bot": return try await runBot(logger: logger)
             default: guard more.isEmpty else { throw ValidationError("unexpected arguments: \(more)") }
         }
         let schema = Checker.check(file: "api.tl", text: Api.schemaSource)

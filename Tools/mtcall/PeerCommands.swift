@@ -144,6 +144,10 @@ extension MTCall {
                 return .object([("event", .string("album")), ("chat", peer(e.chat)), ("sender", peer(e.sender)),
                                 ("outgoing", .bool(e.outgoing)), ("grouped_id", .string(String(e.groupedID))),
                                 ("messages", .array(e.messages.map { TLJSONWriter.json($0.message) }))])
+            case .inlineQuery(let e):
+                return .object([("event", .string("inlineQuery")), ("sender", peer(e.sender)),
+                                ("query_id", .string(String(e.queryID))), ("query", .string(e.query)),
+                                ("offset", .string(e.offset))])
         }
     }
 }
