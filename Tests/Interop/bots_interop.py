@@ -131,7 +131,7 @@ async def our_bot_answers_telethon(alice, bob, our_bot):
     ok("Telethon gets our bot's message with its inline keyboard")
 
     answer = await asyncio.wait_for(message.click(0), 30)
-    assert answer.message == f"you pressed: pressed {message.id}" and not answer.alert, answer
+    assert answer.message.startswith("you pressed: pressed ") and not answer.alert, answer
     await next_line(our_bot, lambda e: e["event"] == "answeredCallback", "the callback answer")
     ok("Telethon's message.click gets our bot's answer")
 
