@@ -94,6 +94,8 @@ public struct MemberRights: OptionSet, Sendable, Hashable {
     public static let pinMessages = MemberRights(rawValue: 1 << 17)
     /// Send plain text.
     public static let sendPlain = MemberRights(rawValue: 1 << 25)
+    /// React to messages.
+    public static let sendReactions = MemberRights(rawValue: 1 << 27)
 
     /// The rights a `chatBannedRights` value takes away.
     public init(_ rights: Api.ChatBannedRights) {
@@ -101,7 +103,7 @@ public struct MemberRights: OptionSet, Sendable, Hashable {
         self.init(rawValue: r.flags & Self.known)
     }
 
-    private static let known: Int32 = 0x20285FF
+    private static let known: Int32 = 0xA0285FF
 
     /// The rights as `channels.editBanned` takes them, denied until `until` (nil: for ever).
     public func api(until: Date?) -> Api.ChatBannedRights {
@@ -110,7 +112,7 @@ public struct MemberRights: OptionSet, Sendable, Hashable {
             sendStickers: contains(.sendStickers), sendGifs: contains(.sendGIFs), sendGames: contains(.sendGames),
             sendInline: contains(.sendInline), embedLinks: contains(.embedLinks), sendPolls: contains(.sendPolls),
             changeInfo: contains(.changeInfo), inviteUsers: contains(.inviteUsers), pinMessages: contains(.pinMessages),
-            sendPlain: contains(.sendPlain),
+            sendPlain: contains(.sendPlain), sendReactions: contains(.sendReactions),
             untilDate: until.map { Int32(clamping: Int64($0.timeIntervalSince1970.rounded(.up))) } ?? 0))
     }
 }
@@ -313,6 +315,18 @@ public enum ChatError: Error, Sendable, Hashable, CustomStringConvertible {
     case wrongKind(PeerID)
     /// The server's answer did not name the chat it made or joined.
     case unexpectedAnswer(String)
+    /// No such message in the chat (MESSAGE_ID_INVALID, MSG_ID_INVALID).
+    case messageNotFound
+    /// A reaction the chat does not allow, or none at all (REACTION_INVALID, REACTION_EMPTY); a paid reaction (not
+    /// sent).
+    case reactionInvalid
+    /// More reactions than the account may set on one message (REACTIONS_TOO_MANY: one without Telegram Premium).
+    case reactionsTooMany
+    /// The account may not do this in the chat: a member restricted from it (CHAT_WRITE_FORBIDDEN,
+    /// CHAT_SEND_REACTIONS_FORBIDDEN).
+    case forbidden(String)
+    /// The photo is not one Telegram takes as a chat photo (PHOTO_INVALID, PHOTO_CROP_SIZE_SMALL, IMAGE_PROCESS_FAILED).
+    case photoInvalid(String)
 
     /// What went wrong, in a sentence.
     public var description: String {
@@ -330,6 +344,11 @@ public enum ChatError: Error, Sendable, Hashable, CustomStringConvertible {
             case .notModified: "nothing changed (CHAT_NOT_MODIFIED)"
             case .wrongKind(let peer): "\(peer) is not a chat this works on"
             case .unexpectedAnswer(let what): "unexpected answer: \(what)"
+            case .messageNotFound: "no such message in the chat (MESSAGE_ID_INVALID)"
+            case .reactionInvalid: "the chat does not allow that reaction (REACTION_INVALID)"
+            case .reactionsTooMany: "more reactions than the account may set on a message (REACTIONS_TOO_MANY)"
+            case .forbidden(let name): "the account may not do this in the chat (\(name))"
+            case .photoInvalid(let name): "not a photo Telegram takes as a chat photo (\(name))"
         }
     }
 
@@ -345,6 +364,11 @@ public enum ChatError: Error, Sendable, Hashable, CustomStringConvertible {
             case "CHANNEL_PRIVATE", "CHAT_ID_INVALID": self = .chatInaccessible
             case "ADMIN_RANK_INVALID", "ADMIN_RANK_EMOJI_NOT_ALLOWED": self = .invalidRank(error.name)
             case "CHAT_NOT_MODIFIED", "CHAT_ABOUT_NOT_MODIFIED": self = .notModified
+            case "MESSAGE_ID_INVALID", "MSG_ID_INVALID": self = .messageNotFound
+            case "REACTION_INVALID", "REACTION_EMPTY": self = .reactionInvalid
+            case "REACTIONS_TOO_MANY": self = .reactionsTooMany
+            case "CHAT_WRITE_FORBIDDEN", "CHAT_SEND_REACTIONS_FORBIDDEN": self = .forbidden(error.name)
+            case "PHOTO_INVALID", "PHOTO_CROP_SIZE_SMALL", "IMAGE_PROCESS_FAILED": self = .photoInvalid(error.name)
             default: return nil
         }
     }

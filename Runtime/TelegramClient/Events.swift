@@ -36,6 +36,8 @@ public enum UpdateEvent: Sendable {
     case pinnedMessages(PinnedMessagesEvent)
     /// A user typed an inline query to this bot (BotTypes.swift).
     case inlineQuery(InlineQueryEvent)
+    /// The reactions on a message changed.
+    case messageReactions(MessageReactionsEvent)
     /// An album arrived or was sent: messages sharing a grouped_id that came together, in one event instead of a
     /// ``newMessage(_:)`` for each.
     case album(AlbumEvent)
@@ -139,16 +141,71 @@ public struct CallbackQueryEvent: Sendable {
     public let data: [UInt8]?
 }
 
-/// Someone joined or left a group or channel.
+/// Someone joined or left a group or channel, or a member's role changed.
 public struct ParticipantEvent: Sendable {
+    /// What happened to the member.
+    public enum Change: Sendable, Hashable {
+        /// It joined, or was added.
+        case joined
+        /// It left, or was removed without a ban.
+        case left
+        /// It was banned (out of the chat and kept out).
+        case banned
+        /// Some of its rights were taken (still a member).
+        case restricted
+        /// It was made an admin, or its admin rights changed.
+        case promoted
+        /// It is a plain member again: admin rights taken, or a restriction lifted.
+        case demoted
+    }
+
     /// The group or channel.
     public let chat: EventPeer
-    /// Who joined or left.
+    /// The member concerned.
     public let user: EventPeer
-    /// Who added or removed the user, when that is said.
+    /// Who added, removed, banned or promoted the user, when that is said.
     public let actor: EventPeer?
-    /// True when the user joined, false when it left or was removed.
+    /// True when the user joined, false otherwise.
     public let joined: Bool
+    /// What happened.
+    public let change: Change
+    /// The member before the change, when the update says (`updateChannelParticipant`, `updateChatParticipant`);
+    /// nil when it was not a member or the update does not say.
+    public let previous: ChatMember?
+    /// The member after the change, likewise; nil once it is out of the chat.
+    public let current: ChatMember?
+
+    init(chat: EventPeer, user: EventPeer, actor: EventPeer?, joined: Bool, previous: ChatMember? = nil,
+         current: ChatMember? = nil, change: Change? = nil) {
+        self.chat = chat
+        self.user = user
+        self.actor = actor
+        self.joined = change.map { $0 == .joined } ?? joined
+        self.change = change ?? (joined ? .joined : .left)
+        self.previous = previous
+        self.current = current
+    }
+
+    /// The change from one member to the next, as `updateChannelParticipant` gives both.
+    static func change(from previous: ChatMember?, to current: ChatMember?) -> Change {
+        func inChat(_ member: ChatMember?) -> Bool {
+            guard let member else { return false }
+            if case .banned = member.role { return false }
+            return true
+        }
+        func admin(_ member: ChatMember?) -> Bool {
+            switch member?.role {
+                case .admin?, .creator?: true
+                default: false
+            }
+        }
+        if let current, case .banned = current.role { return .banned }
+        guard inChat(current) else { return .left }
+        guard inChat(previous) else { return .joined }
+        if admin(current) { return .promoted }
+        if case .restricted? = current?.role { return .restricted }
+        return .demoted
+    }
 }
 
 extension TelegramClient {
@@ -200,6 +257,11 @@ extension TelegramClient {
     private struct EventContext {
         var users: [Int64: Api.User] = [:]
         var chats: [Int64: Api.Chat] = [:]
+
+        /// The users by peer, as `ChatMember` takes them.
+        var peerUsers: [PeerID: Api.User] {
+            Dictionary(uniqueKeysWithValues: users.map { (PeerID.user($0.key), $0.value) })
+        }
 
         init(users: [Api.User], chats: [Api.Chat]) {
             for case .user(let u) in users { self.users[u.id] = .user(u) }
@@ -266,8 +328,32 @@ extension TelegramClient {
                 return .participant(.init(chat: peer(.chat(u.chatId), context), user: peer(.user(u.userId), context),
                                           actor: nil, joined: false))
             case .updateChannelParticipant(let u):
+                let users = context.peerUsers
+                // A `channelParticipantLeft` is no member at all.
+                func member(_ p: Api.ChannelParticipant?) -> ChatMember? {
+                    guard let p else { return nil }
+                    if case .channelParticipantLeft = p { return nil }
+                    return ChatMember(p, users: users)
+                }
+                let previous = member(u.prevParticipant), current = member(u.newParticipant)
+                let change = ParticipantEvent.change(from: previous, to: current)
                 return .participant(.init(chat: peer(.channel(u.channelId), context), user: peer(.user(u.userId), context),
-                                          actor: peer(.user(u.actorId), context), joined: u.newParticipant != nil))
+                                          actor: peer(.user(u.actorId), context), joined: change == .joined,
+                                          previous: previous, current: current, change: change))
+            case .updateChatParticipant(let u):
+                let users = context.peerUsers
+                let previous = u.prevParticipant.map { ChatMember($0, users: users) }
+                let current = u.newParticipant.map { ChatMember($0, users: users) }
+                let change = ParticipantEvent.change(from: previous, to: current)
+                return .participant(.init(chat: peer(.chat(u.chatId), context), user: peer(.user(u.userId), context),
+                                          actor: peer(.user(u.actorId), context), joined: change == .joined,
+                                          previous: previous, current: current, change: change))
+            case .updateChatParticipantAdmin(let u):
+                return .participant(.init(chat: peer(.chat(u.chatId), context), user: peer(.user(u.userId), context),
+                                          actor: nil, joined: false, change: u.isAdmin ? .promoted : .demoted))
+            case .updateMessageReactions(let u):
+                return .messageReactions(.init(chat: peer(PeerID(u.peer), context), messageID: u.msgId,
+                                               topMessageID: u.topMsgId, reactions: MessageReactions(u.reactions)))
             default:
                 return nil
         }

@@ -1,6 +1,6 @@
 // Groups and channels (core.telegram.org/api/channel): making them, their members (an AsyncSequence past the
 // 200-per-page cap, ChatMembers.swift), banning, restricting and promoting (core.telegram.org/api/rights), invite links
-// (core.telegram.org/api/invites), title and about. Each call names the chat through the peer cache; a supergroup or
+// (core.telegram.org/api/invites), title, about and photo. Each call names the chat through the peer cache; a supergroup or
 // channel goes by `channels.*`, a basic group by `messages.*`. Input that cannot be right (a malformed link, a long
 // admin title, an empty title) is refused before anything is sent; the server's refusals a caller acts on come as
 // `ChatError`.
@@ -209,7 +209,7 @@ extension TelegramClient {
         _ = try await chatCall(Api.functions.channels.leaveChannel(channel: try await channelInput(chat)))
     }
 
-    // MARK: Title and about
+    // MARK: Title, about and photo
 
     /// Renames the chat.
     /// - Throws: `ChatError.invalidText` for an empty title (nothing sent), `.notModified`, `.adminRequired`.
@@ -227,6 +227,28 @@ extension TelegramClient {
     public func setAbout(_ about: String, of chat: PeerID) async throws {
         try Self.checkAbout(about)
         _ = try await chatCall(Api.functions.messages.editChatAbout(peer: try await chatPeer(chat), about: about))
+    }
+
+    /// Sets the chat's photo to an uploaded image (`TelegramClient.upload(bytes:name:options:)` or `upload(path:)`):
+    /// `messages.editChatPhoto` for a basic group, `channels.editPhoto` otherwise.
+    /// - Throws: `ChatError.adminRequired` without the right to change info, `.photoInvalid` for a file Telegram does
+    ///   not take as a photo.
+    public func setPhoto(_ file: Api.InputFile, of chat: PeerID) async throws {
+        try await editPhoto(.inputChatUploadedPhoto(.init(file: file)), of: chat)
+    }
+
+    /// Removes the chat's photo.
+    /// - Throws: `ChatError.notModified` when it has none, `.adminRequired`.
+    public func removePhoto(of chat: PeerID) async throws {
+        try await editPhoto(.inputChatPhotoEmpty, of: chat)
+    }
+
+    private func editPhoto(_ photo: Api.InputChatPhoto, of chat: PeerID) async throws {
+        if chat.kind == .chat {
+            _ = try await chatCall(Api.functions.messages.editChatPhoto(chatId: chat.id, photo: photo))
+        } else {
+            _ = try await chatCall(Api.functions.channels.editPhoto(channel: try await channelInput(chat), photo: photo))
+        }
     }
 
     // MARK: Shared

@@ -105,6 +105,9 @@ extension TestTelegramService {
                 (user, Api.Updates.updates(.init(updates: [.updateChannel(.init(channelId: id))], users: [],
                                                  chats: [channel.api(viewer: user)], date: date, seq: 0)))
             }
+            for user in added {
+                deliveries += state.participantNotices(user, in: channel, by: me, before: nil, date: date)
+            }
             var updates: [Api.Update] = [.updateChannel(.init(channelId: id))]
             if let notice {
                 deliveries += state.noticeDeliveries(notice, in: channel, date: date)
@@ -128,18 +131,21 @@ extension TestTelegramService {
         let me = try caller(call)
         let input = request.channel
         let date = Self.date(call)
-        let result = try state.withLock { state throws(RPCError) -> Api.Updates in
+        let (result, notices) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
             let id = try state.channelID(input, viewer: me)
+            let before = state.channels[id]?.standing(of: me, now: date)
             let channel = try state.modifyChannel(id) { channel throws(RPCError) -> Channel in
                 try channel.checkMember(me)
                 guard channel.creator != me else { throw RPCError(code: 400, message: "USER_CREATOR") }
                 channel.members[me] = nil
                 return channel
             }
-            return .updates(.init(updates: [.updateChannel(.init(channelId: id))], users: [],
-                                  chats: [channel.api(viewer: me)], date: date, seq: 0))
+            return (.updates(.init(updates: [.updateChannel(.init(channelId: id))], users: [],
+                                   chats: [channel.api(viewer: me)], date: date, seq: 0)),
+                    state.participantNotices(me, in: channel, by: me, before: before, date: date))
         }
         push(result, to: me, except: call)
+        push(notices, except: call)
         return result
     }
 
@@ -334,6 +340,8 @@ struct Channel {
     let accessHash: Int64
     var title: String
     var about: String
+    /// The channel's photo (`channels.editPhoto`).
+    var photo: StoredChatPhoto?
     /// A broadcast channel (only the creator posts, posts carry no sender); else a supergroup.
     let broadcast: Bool
     let creator: Int64
@@ -399,7 +407,7 @@ struct Channel {
                                            title: title))
         }
         return .channel(.init(creator: creator == viewer, broadcast: broadcast, megagroup: !broadcast, id: id,
-                              accessHash: ServiceState.viewerHash(accessHash, viewer: sharedHashes ? 0 : viewer), title: title, photo: .chatPhotoEmpty, date: date,
+                              accessHash: ServiceState.viewerHash(accessHash, viewer: sharedHashes ? 0 : viewer), title: title, photo: photo?.chatPhoto ?? .chatPhotoEmpty, date: date,
                               participantsCount: Int32(clamping: members.count)))
     }
 
@@ -472,6 +480,8 @@ struct ChannelMessage {
     var action: Api.MessageAction? = nil
     /// The album it belongs to.
     var groupedID: Int64? = nil
+    /// Who reacted with what (ReactionServices.swift).
+    var reactions = StoredReactions()
 
     /// The message as `viewer` sees it: a supergroup's carry `from_id`, a broadcast channel's are `post`s without
     /// one; `out` for the sender.
@@ -486,7 +496,9 @@ struct ChannelMessage {
         return .message(.init(out: sender == viewer, silent: silent, post: channel.broadcast, pinned: pinned, id: id,
                        fromId: channel.broadcast ? nil : .peerUser(.init(userId: sender)),
                        peerId: .peerChannel(.init(channelId: channel.id)), fwdFrom: fwdFrom, replyTo: replyHeader,
-                       date: date, message: text, media: media, entities: entities, groupedId: groupedID))
+                       date: date, message: text, media: media, entities: entities, groupedId: groupedID,
+                       reactions: reactions.entries.isEmpty ? nil
+                           : reactions.api(viewer: viewer, list: !channel.broadcast)))
     }
 }
 

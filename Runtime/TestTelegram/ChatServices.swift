@@ -1,6 +1,7 @@
 // Basic groups, invite links and what a chat shows of itself (core.telegram.org/api/channel): `messages.createChat`,
-// `getFullChat`, `addChatUser`, `deleteChatUser`, `editChatAdmin`, `editChatTitle`, `migrateChat` (to a
-// supergroup); `channels.getFullChannel`, `editTitle`, `joinChannel`; `messages.editChatAbout` for both kinds; and
+// `getFullChat`, `addChatUser`, `deleteChatUser`, `editChatAdmin`, `editChatTitle`, `editChatPhoto`, `migrateChat`
+// (to a supergroup); `channels.getFullChannel`, `editTitle`, `editPhoto`, `joinChannel`; `messages.editChatAbout`
+// for both kinds; and
 // invite links (core.telegram.org/api/invites): `messages.exportChatInvite`, `checkChatInvite`,
 // `importChatInvite`, `editExportedChatInvite` (revoking). A basic group is a member list with a version (moved by
 // each change) and a title; messages are not kept for it here (sending to one is PEER_ID_INVALID).
@@ -22,6 +23,8 @@ extension TestTelegramService {
         handlers.on(Api.functions.messages.EditChatAbout.self, editAbout)
         handlers.on(Api.functions.channels.GetFullChannel.self, fullChannel)
         handlers.on(Api.functions.channels.EditTitle.self, editChannelTitle)
+        handlers.on(Api.functions.channels.EditPhoto.self, editChannelPhoto)
+        handlers.on(Api.functions.messages.EditChatPhoto.self, editChatPhoto)
         handlers.on(Api.functions.channels.JoinChannel.self, joinChannel)
         handlers.on(Api.functions.messages.ExportChatInvite.self, exportInvite)
         handlers.on(Api.functions.messages.CheckChatInvite.self, checkInvite)
@@ -80,6 +83,7 @@ extension TestTelegramService {
             let invite = state.chats.invites.values.first { $0.chat == .chat(id) && $0.permanent && $0.admin == me && !$0.revoked }
             return .chatFull(.init(
                 fullChat: .chatFull(.init(id: id, about: group.about, participants: participants,
+                                          chatPhoto: group.photo?.api,
                                           notifySettings: .peerNotifySettings(.init()),
                                           exportedInvite: invite?.api)),
                 chats: [group.api(viewer: me)],
@@ -250,19 +254,49 @@ extension TestTelegramService {
     /// `messageActionChatEditTitle` service message posted to every member.
     private func editChannelTitle(_ call: RPCCall, _ request: Api.functions.channels.EditTitle)
         throws(RPCError) -> Api.Updates {
-        let me = try caller(call)
-        let input = request.channel, title = request.title
+        let title = request.title
         guard !title.allSatisfy(\.isWhitespace) else { throw RPCError(code: 400, message: "CHAT_TITLE_EMPTY") }
+        return try editChannelInfo(call, request.channel) { channel throws(RPCError) -> Api.MessageAction in
+            guard channel.title != title else { throw RPCError(code: 400, message: "CHAT_NOT_MODIFIED") }
+            channel.title = String(title.prefix(128))
+            return .messageActionChatEditTitle(.init(title: channel.title))
+        }
+    }
+
+    /// `channels.editPhoto` (core.telegram.org/method/channels.editPhoto): an uploaded image kept as the channel's
+    /// photo (`messageActionChatEditPhoto`), a photo already stored, or none (`messageActionChatDeletePhoto`;
+    /// CHAT_NOT_MODIFIED when it had none), by the creator or an admin who may change info.
+    private func editChannelPhoto(_ call: RPCCall, _ request: Api.functions.channels.EditPhoto)
+        throws(RPCError) -> Api.Updates {
+        let me = try caller(call), input = request.channel
+        // The rights first, so a refused photo is not kept.
+        try state.withLock { state throws(RPCError) in try state.channel(input, viewer: me).checkInfoEditor(me) }
+        let photo = try storeChatPhoto(request.photo, call)
+        return try editChannelInfo(call, input) { channel throws(RPCError) -> Api.MessageAction in
+            guard let photo else {
+                guard channel.photo != nil else { throw RPCError(code: 400, message: "CHAT_NOT_MODIFIED") }
+                channel.photo = nil
+                return .messageActionChatDeletePhoto
+            }
+            channel.photo = photo
+            return .messageActionChatEditPhoto(.init(photo: photo.api))
+        }
+    }
+
+    /// A change of a channel's info by the creator or an admin with change_info: `change` edits it and names the
+    /// service message posted to every member, which the answer carries with `updateChannel`.
+    private func editChannelInfo(_ call: RPCCall, _ input: Api.InputChannel,
+                                 _ change: @Sendable (inout Channel) throws(RPCError) -> Api.MessageAction) throws(RPCError)
+        -> Api.Updates {
+        let me = try caller(call)
         let date = Self.date(call)
         let limit = limits
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
             let id = try state.channelID(input, viewer: me)
             let (channel, notice) = try state.modifyChannel(id) { channel throws(RPCError) -> (Channel, ChannelMessage) in
                 try channel.checkInfoEditor(me)
-                guard channel.title != title else { throw RPCError(code: 400, message: "CHAT_NOT_MODIFIED") }
-                channel.title = String(title.prefix(128))
-                let notice = channel.announce(.messageActionChatEditTitle(.init(title: channel.title)), by: me, date: date,
-                                              limits: limit)
+                let action = try change(&channel)
+                let notice = channel.announce(action, by: me, date: date, limits: limit)
                 return (channel, notice)
             }
             let result = Api.Updates.updates(.init(
@@ -274,6 +308,85 @@ extension TestTelegramService {
         }
         push(deliveries, except: call)
         return result
+    }
+
+    /// `messages.editChatPhoto` of a basic group, by any member (as `editChatTitle`): the new photo or none
+    /// (CHAT_NOT_MODIFIED when it had none), answered with the group and its members.
+    private func editChatPhoto(_ call: RPCCall, _ request: Api.functions.messages.EditChatPhoto)
+        throws(RPCError) -> Api.Updates {
+        let me = try caller(call)
+        let id = request.chatId
+        try state.withLock { state throws(RPCError) in
+            guard state.chats.groups[id].map({ $0.migratedTo == nil && $0.member(me) != nil }) == true else {
+                throw RPCError(code: 400, message: "CHAT_ID_INVALID")
+            }
+        }
+        let photo = try storeChatPhoto(request.photo, call)
+        let date = Self.date(call)
+        let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
+            let group = try state.modifyGroup(id, by: me) { group throws(RPCError) in
+                guard photo != nil || group.photo != nil else { throw RPCError(code: 400, message: "CHAT_NOT_MODIFIED") }
+                group.photo = photo
+            }
+            let others = group.members.map(\.user).filter { $0 != me }
+            let deliveries: [Delivery] = others.map { user in
+                (user, Api.Updates.updates(.init(updates: [.updateChat(.init(chatId: id))], users: [],
+                                                 chats: [group.api(viewer: user)], date: date, seq: 0)))
+            }
+            return (group.updates(viewer: me, users: [], date: date), deliveries)
+        }
+        push(deliveries, except: call)
+        return result
+    }
+
+    /// The photo an `InputChatPhoto` names: an uploaded JPEG or PNG of the caller's (consumed, kept as a stored file
+    /// so it counts against the storage bound; IMAGE_PROCESS_FAILED for anything else, PHOTO_INVALID for a video
+    /// alone), a photo already stored (PHOTO_INVALID if unknown), or nil for `inputChatPhotoEmpty`.
+    func storeChatPhoto(_ input: Api.InputChatPhoto, _ call: RPCCall) throws(RPCError) -> StoredChatPhoto? {
+        let me = try caller(call)
+        switch input {
+            case .inputChatPhotoEmpty:
+                return nil
+            case .inputChatPhoto(let chosen):
+                guard case .inputPhoto(let photo) = chosen.id else { throw RPCError(code: 400, message: "PHOTO_INVALID") }
+                return try state.withLock { state throws(RPCError) -> StoredChatPhoto in
+                    guard let stored = state.documents[photo.id], stored.accessHash == photo.accessHash,
+                          stored.mimeType.hasPrefix("image/") else { throw RPCError(code: 400, message: "PHOTO_INVALID") }
+                    return StoredChatPhoto(stored)
+                }
+            case .inputChatUploadedPhoto(let uploaded):
+                let fileID: Int64, parts: Int32, md5: String?
+                switch uploaded.file {
+                    case .inputFile(let file)?: (fileID, parts, md5) = (file.id, file.parts, file.md5Checksum)
+                    case .inputFileBig(let file)?: (fileID, parts, md5) = (file.id, file.parts, nil)
+                    default: throw RPCError(code: 400, message: "PHOTO_INVALID")
+                }
+                let id = random.int64(), accessHash = random.int64(), reference = random.bytes(16)
+                let limit = limits
+                return try state.withLock { state throws(RPCError) -> StoredChatPhoto in
+                    guard let account = state.accounts[me] else { throw RPCError(code: 400, message: "FILE_PARTS_INVALID") }
+                    let bytes = try account.assembleUpload(fileID, parts: parts, big: md5 == nil, md5: md5,
+                                                           dcID: call.endpoint.dcID)
+                    let mime: String
+                    if bytes.starts(with: [0xFF, 0xD8, 0xFF]) {
+                        mime = "image/jpeg"
+                    } else if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
+                        mime = "image/png"
+                    } else {
+                        throw RPCError(code: 400, message: "IMAGE_PROCESS_FAILED")
+                    }
+                    guard state.documentBytes + bytes.count <= limit.maxStoredFileBytes else {
+                        throw RPCError(code: 400, message: "FILE_STORAGE_FULL")
+                    }
+                    state.accounts[me]?.dropUpload(fileID)
+                    let stored = StoredDocument(id: id, accessHash: accessHash, fileReference: reference,
+                                                dcID: call.endpoint.dcID, date: Self.date(call), mimeType: mime,
+                                                attributes: [], bytes: bytes)
+                    state.documents[id] = stored
+                    state.documentBytes += bytes.count
+                    return StoredChatPhoto(stored)
+                }
+        }
     }
 
     /// `channels.getFullChannel`: about, counts of members, admins, kicked and restricted, the channel's pts, and
@@ -302,7 +415,8 @@ extension TestTelegramService {
                     adminsCount: admin || !channel.broadcast ? Int32(clamping: channel.roster.admins.count + 1) : nil,
                     kickedCount: admin ? Int32(clamping: kicked) : nil,
                     bannedCount: admin ? Int32(clamping: restricted) : nil,
-                    readInboxMaxId: top, readOutboxMaxId: top, unreadCount: 0, chatPhoto: .photoEmpty(.init(id: 0)),
+                    readInboxMaxId: top, readOutboxMaxId: top, unreadCount: 0,
+                    chatPhoto: channel.photo?.api ?? .photoEmpty(.init(id: 0)),
                     notifySettings: .peerNotifySettings(.init()), exportedInvite: invite?.api, botInfo: [],
                     pts: channel.pts)),
                 chats: [channel.api(viewer: me)], users: []))
@@ -316,11 +430,13 @@ extension TestTelegramService {
         let me = try caller(call)
         let input = request.channel
         let date = Self.date(call)
+        var notices: [Delivery] = []
         let result = try state.withLock { state throws(RPCError) -> Api.Updates in
             let id = try state.channelID(input, viewer: me)
-            return try state.join(channel: id, user: me, inviter: nil, date: date, limits: limits)
+            return try state.join(channel: id, user: me, inviter: nil, date: date, limits: limits, notices: &notices)
         }
         push(result, to: me, except: call)
+        push(notices, except: call)
         return .chatInviteJoinResultOk(.init(updates: result))
     }
 
@@ -369,14 +485,15 @@ extension TestTelegramService {
                     let some = Array(channel.members.keys.sorted().prefix(channel.broadcast ? 0 : 10))
                     return .chatInvite(.init(
                         channel: true, broadcast: channel.broadcast, megagroup: !channel.broadcast, title: channel.title,
-                        about: channel.about.isEmpty ? nil : channel.about, photo: .photoEmpty(.init(id: 0)),
+                        about: channel.about.isEmpty ? nil : channel.about,
+                        photo: channel.photo?.api ?? .photoEmpty(.init(id: 0)),
                         participantsCount: Int32(clamping: channel.members.count),
                         participants: some.isEmpty ? nil : state.users(some, viewer: me), color: 0))
                 case .chat(let id):
                     guard let group = state.chats.groups[id] else { throw RPCError(code: 400, message: "INVITE_HASH_INVALID") }
                     if group.member(me) != nil { return .chatInviteAlready(.init(chat: group.api(viewer: me))) }
                     return .chatInvite(.init(
-                        title: group.title, photo: .photoEmpty(.init(id: 0)),
+                        title: group.title, photo: group.photo?.api ?? .photoEmpty(.init(id: 0)),
                         participantsCount: Int32(clamping: group.members.count),
                         participants: state.users(group.members.prefix(10).map(\.user), viewer: me), color: 0))
             }
@@ -391,6 +508,7 @@ extension TestTelegramService {
         let hash = request.hash
         let now = Self.date(call)
         let limit = limits
+        var notices: [Delivery] = []
         let result = try state.withLock { state throws(RPCError) -> Api.Updates in
             let alreadyIn = switch state.chats.invites[hash]?.chat {
                 case .channel(let id)?: state.channels[id]?.members[me] != nil
@@ -405,7 +523,8 @@ extension TestTelegramService {
                     guard state.channels[id]?.members[me] == nil else {
                         throw RPCError(code: 400, message: "USER_ALREADY_PARTICIPANT")
                     }
-                    result = try state.join(channel: id, user: me, inviter: invite.admin, date: now, limits: limit)
+                    result = try state.join(channel: id, user: me, inviter: invite.admin, date: now, limits: limit,
+                                            notices: &notices)
                 case .chat(let id):
                     let group = try state.modifyGroup(id, by: nil) { group throws(RPCError) in
                         guard group.member(me) == nil else { throw RPCError(code: 400, message: "USER_ALREADY_PARTICIPANT") }
@@ -420,6 +539,7 @@ extension TestTelegramService {
             return result
         }
         push(result, to: me, except: call)
+        push(notices, except: call)
         return .chatInviteJoinResultOk(.init(updates: result))
     }
 
@@ -461,6 +581,34 @@ extension TestTelegramService {
         }
         return out
     }
+}
+
+/// A group's or channel's photo: a stored image (kept among the documents, so `upload.getFile` bounds apply).
+struct StoredChatPhoto: Equatable {
+    let id: Int64
+    let accessHash: Int64
+    let fileReference: [UInt8]
+    let dcID: Int32
+    let date: Int32
+    let size: Int
+
+    init(_ stored: StoredDocument) {
+        id = stored.id
+        accessHash = stored.accessHash
+        fileReference = stored.fileReference
+        dcID = stored.dcID
+        date = stored.date
+        size = stored.bytes.count
+    }
+
+    /// As a service message and `photos.*` carry it: one size, Telegram's 640×640 "c" crop.
+    var api: Api.Photo {
+        .photo(.init(id: id, accessHash: accessHash, fileReference: fileReference, date: date,
+                     sizes: [.photoSize(.init(type: "c", w: 640, h: 640, size: Int32(clamping: size)))], dcId: dcID))
+    }
+
+    /// As a chat carries it.
+    var chatPhoto: Api.ChatPhoto { .chatPhoto(.init(photoId: id, dcId: dcID)) }
 }
 
 /// The chat an invite link leads to.
@@ -522,6 +670,8 @@ struct BasicGroup {
     let id: Int64
     var title: String
     var about = ""
+    /// The group's photo (`editChatPhoto`).
+    var photo: StoredChatPhoto?
     let creator: Int64
     let date: Int32
     var members: [Member] = []
@@ -554,7 +704,8 @@ struct BasicGroup {
             Api.InputChannel.inputChannel(.init(channelId: $0.id, accessHash: ServiceState.viewerHash($0.accessHash, viewer: viewer)))
         }
         return .chat(.init(creator: creator == viewer, deactivated: migrated != nil, id: id, title: title,
-                           photo: .chatPhotoEmpty, participantsCount: Int32(clamping: members.count), date: date,
+                           photo: photo?.chatPhoto ?? .chatPhotoEmpty, participantsCount: Int32(clamping: members.count),
+                           date: date,
                            version: version, migratedTo: migrated,
                            adminRights: me.admin || creator == viewer ? Channel.creatorRights : nil))
     }
@@ -637,9 +788,10 @@ extension ServiceState {
     }
 
     /// Makes `user` a member of channel `id` (CHANNEL_PRIVATE if it is banned, USERS_TOO_MUCH when full) and
-    /// returns the `updateChannel` answer.
+    /// returns the `updateChannel` answer; the bot admins' `updateChannelParticipant` are added to `notices`.
     mutating func join(channel id: Int64, user: Int64, inviter: Int64?, date: Int32,
-                       limits: TestTelegramService.Limits) throws(RPCError) -> Api.Updates {
+                       limits: TestTelegramService.Limits, notices: inout [Delivery]) throws(RPCError) -> Api.Updates {
+        let before = channels[id]?.standing(of: user, now: date)
         let channel = try modifyChannel(id) { channel throws(RPCError) -> Channel in
             guard channel.roster.restriction(user, now: date)?.viewMessages != true else {
                 throw RPCError(code: 400, message: "CHANNEL_PRIVATE")
@@ -653,6 +805,7 @@ extension ServiceState {
             }
             return channel
         }
+        notices += participantNotices(user, in: channel, by: user, before: before, date: date)
         return .updates(.init(updates: [.updateChannel(.init(channelId: id))], users: [], chats: [channel.api(viewer: user)],
                               date: date, seq: 0))
     }

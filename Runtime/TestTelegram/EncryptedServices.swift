@@ -409,6 +409,9 @@ struct SecretBox {
     var nextEvent = 0
     /// random_ids of this account's `requestEncryption` calls.
     var requestIDs = RecentSet<Int32>(limit: 1_000)
+    /// Other updates numbered by this qts (bots' `updateChannelParticipant`: ParticipantServices.swift), the latest
+    /// 100, with the users they name.
+    var qtsUpdates: [(qts: Int32, update: Api.Update, users: [Int64])] = []
 
     mutating func forget(chat id: Int32) {
         chats.removeAll { $0 == id }
@@ -491,6 +494,17 @@ struct SecretChatsState {
 
     func qts(of user: Int64) -> Int32 { boxes[user]?.qts ?? 0 }
 
+    /// The update `make` builds with `user`'s next qts, kept for `getDifference` (the latest 100).
+    mutating func logQts(for user: Int64, users: [Int64], _ make: (Int32) -> Api.Update) -> Api.Update {
+        var box = boxes[user, default: SecretBox()]
+        box.qts &+= 1
+        let update = make(box.qts)
+        box.qtsUpdates.append((box.qts, update, users))
+        if box.qtsUpdates.count > 100 { box.qtsUpdates.removeFirst(box.qtsUpdates.count - 100) }
+        boxes[user] = box
+        return update
+    }
+
     /// Makes room for one more chat of `user` at the bound by forgetting its oldest discarded chat.
     mutating func makeRoom(for user: Int64, limit: Int) throws(RPCError) {
         let ids = boxes[user]?.chats ?? []
@@ -540,6 +554,10 @@ struct SecretChatsState {
             result.qts = entry.qts
         }
         if result.isFinal { result.qts = box.qts }
+        for entry in box.qtsUpdates where entry.qts > qts && entry.qts <= result.qts {
+            result.updates.append(entry.update)
+            result.users += entry.users
+        }
         for (key, event) in box.events.sorted(by: { $0.value.order < $1.value.order }) where event.date >= date {
             result.updates.append(event.update)
             if let chat = chats[key.chat] { result.users += [chat.admin, chat.participant] }

@@ -420,7 +420,8 @@ extension StoredMessage {
                               fromId: out ? .peerUser(.init(userId: owner)) : nil, peerId: .peerUser(.init(userId: peer)),
                               fwdFrom: fwdFrom, viaBotId: viaBotID, replyTo: replyHeader, date: date, message: text,
                               media: media, replyMarkup: replyMarkup, entities: entities, editDate: editDate,
-                              groupedId: groupedID))
+                              groupedId: groupedID,
+                              reactions: reactions.entries.isEmpty ? nil : reactions.api(viewer: owner, list: true)))
     }
 }
 

@@ -3,8 +3,10 @@
 // (still members, some rights taken, until a date). Served: `channels.getParticipants` (offset, at most 200 a page,
 // the filters, the ids' hash → `channelParticipantsNotModified`), `channels.getParticipant`, `channels.editBanned`,
 // `channels.editAdmin`, and the rights are checked where members send (ChannelServices.swift's `checkPoster`).
-// Admin changes reach the user concerned as `updateChannel` (Telegram's `updateChannelParticipant` carries a qts,
-// which the test Telegram keeps for secret chats only).
+// Admin changes reach the user concerned as `updateChannel`. Every change of a member (joined, left, banned,
+// restricted, promoted) reaches the channel's admins that are bots as `updateChannelParticipant` with the member
+// before and after, numbered by each bot's qts (core.telegram.org/constructor/updateChannelParticipant: what the Bot
+// API delivers as `chat_member`; Telegram sends it to bots, not to user accounts).
 import MTProto
 import MTProtoServer
 import TLRuntime
@@ -153,6 +155,7 @@ extension TestTelegramService {
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
             let id = try state.channelID(input, viewer: me)
             guard let user = state.resolve(peer, me: me) else { throw RPCError(code: 400, message: "PARTICIPANT_ID_INVALID") }
+            let before = state.channels[id]?.standing(of: user, now: now)
             let channel = try state.modifyChannel(id) { channel throws(RPCError) -> Channel in
                 try channel.checkMember(me)
                 guard channel.creator == me || channel.roster.admin(me)?.banUsers == true else {
@@ -180,7 +183,7 @@ extension TestTelegramService {
                 }
                 return channel
             }
-            return state.changed(user, in: channel, by: me, date: now)
+            return state.changed(user, in: channel, by: me, date: now, before: before)
         }
         push(deliveries, except: call)
         return result
@@ -207,6 +210,7 @@ extension TestTelegramService {
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
             let id = try state.channelID(input, viewer: me)
             guard let user = state.resolve(target, me: me) else { throw RPCError(code: 400, message: "USER_ID_INVALID") }
+            let before = state.channels[id]?.standing(of: user, now: now)
             let channel = try state.modifyChannel(id) { channel throws(RPCError) -> Channel in
                 try channel.checkMember(me)
                 let mine = channel.creator == me ? nil : channel.roster.admin(me)
@@ -234,7 +238,7 @@ extension TestTelegramService {
                 }
                 return channel
             }
-            return state.changed(user, in: channel, by: me, date: now)
+            return state.changed(user, in: channel, by: me, date: now, before: before)
         }
         push(deliveries, except: call)
         return result
@@ -314,6 +318,13 @@ extension Api.ChatBannedRights.Cons_chatBannedRights {
 }
 
 extension Channel {
+    /// `user`'s place in the channel as a bot admin is told it: nil when it is neither a member nor on the banned
+    /// list.
+    func standing(of user: Int64, now: Int32) -> Api.ChannelParticipant? {
+        guard members[user] != nil || roster.bans[user] != nil else { return nil }
+        return participant(user, viewer: 0, now: now)
+    }
+
     /// Every right, as the creator holds them.
     static let creatorRights = Api.ChatAdminRights.chatAdminRights(.init(
         changeInfo: true, postMessages: true, editMessages: true, deleteMessages: true, banUsers: true, inviteUsers: true,
@@ -348,12 +359,32 @@ extension Channel {
 extension ServiceState {
     /// The answer to a ban or promotion of `user` (`updateChannel` with the channel and the user as `actor` sees
     /// them), and the `updateChannel` pushed to the user.
-    func changed(_ user: Int64, in channel: Channel, by actor: Int64, date: Int32) -> (Api.Updates, [Delivery]) {
+    mutating func changed(_ user: Int64, in channel: Channel, by actor: Int64, date: Int32,
+                          before: Api.ChannelParticipant?) -> (Api.Updates, [Delivery]) {
         let update = Api.Update.updateChannel(.init(channelId: channel.id))
         return (.updates(.init(updates: [update], users: users([user], viewer: actor), chats: [channel.api(viewer: actor)],
                                date: date, seq: 0)),
                 [(user, .updates(.init(updates: [update], users: [], chats: [channel.api(viewer: user)], date: date,
-                                       seq: 0)))])
+                                       seq: 0)))]
+                    + participantNotices(user, in: channel, by: actor, before: before, date: date))
+    }
+
+    /// `updateChannelParticipant` for each bot that is an admin of `channel` (the creator too), `user` as it was
+    /// (`before`) and as it now is, numbered by the bot's next qts.
+    mutating func participantNotices(_ user: Int64, in channel: Channel, by actor: Int64,
+                                     before: Api.ChannelParticipant?, date: Int32) -> [Delivery] {
+        let after = channel.standing(of: user, now: date)
+        let bots = ([channel.creator] + channel.roster.admins.keys.sorted()).filter {
+            signIn.bots.contains($0) && channel.members[$0] != nil
+        }
+        return bots.map { bot -> Delivery in
+            let update = secret.logQts(for: bot, users: [user, actor]) { qts in
+                .updateChannelParticipant(.init(channelId: channel.id, date: date, actorId: actor, userId: user,
+                                                prevParticipant: before, newParticipant: after, qts: qts))
+            }
+            return (bot, Api.Updates.updates(.init(updates: [update], users: users([user, actor], viewer: bot),
+                                                   chats: [channel.api(viewer: bot)], date: date, seq: 0)))
+        }
     }
 
     /// The user ids a participants filter picks in `channel`, in the order `getParticipants` pages them.

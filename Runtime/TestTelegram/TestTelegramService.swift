@@ -113,6 +113,7 @@ public final class TestTelegramService: Sendable {
         registerChats(into: &handlers)
         registerParticipants(into: &handlers)
         registerBots(into: &handlers)
+        registerReactions(into: &handlers)
         handlers.overrides = overrides
         return handlers
     }
@@ -291,6 +292,8 @@ struct StoredMessage {
     var replyMarkup: Api.ReplyMarkup? = nil
     /// The bot an inline result was sent through.
     var viaBotID: Int64? = nil
+    /// Who reacted with what, the same in both boxes (ReactionServices.swift).
+    var reactions = StoredReactions()
 }
 
 extension StoredMessage {

@@ -12,6 +12,8 @@
 - `edit`, `read`, `delete`, `forward` and `pin`: a usage error exits 64 before connecting, an id the chat lacks and a
   peer the cache has not seen exit 1 with a hint.
 - `members`, `ban` and `promote` by PEER in a supergroup, and their usage errors (a filter, a right, a link).
+- `react PEER MESSAGE_ID EMOJI` and `--remove` print the reactions as they now are; a missing EMOJI, a word for one
+  and a missing title for `title` exit 64 before connecting.
 
 Every wait is bounded; mtserver is stopped on the way out.
 """
@@ -118,10 +120,21 @@ def main():
                   and edited.get("edit_date") is not None and edited.get("entities"), done.stdout + done.stderr)
             done = mtcall.run(*bob, "read", "@alice_test")
             check("read PEER marks the chat read", done.returncode == 0 and '"read"' in done.stdout, done.stderr)
+            done = mtcall.run(*bob, "react", "@alice_test", str(last), "👍")
+            counts = json.loads(done.stdout)["reactions"]["counts"] if done.returncode == 0 else None
+            check("react PEER ID EMOJI prints the reactions with the account's own",
+                  counts == [{"reaction": "👍", "count": 1, "mine": True}], done.stdout + done.stderr)
+            done = mtcall.run(*bob, "react", "@alice_test", str(last), "--remove")
+            check("react PEER ID --remove takes it back", done.returncode == 0
+                  and json.loads(done.stdout)["reactions"]["counts"] == [], done.stdout + done.stderr)
             for arguments, what in ((["edit", "@alice_test", "5"], "edit without TEXT"),
                                     (["delete", "@alice_test", "0"], "delete of id 0"),
                                     (["forward", "@alice_test", "1"], "forward without --to"),
-                                    (["pin", "@alice_test", "x"], "pin of a non-number")):
+                                    (["pin", "@alice_test", "x"], "pin of a non-number"),
+                                    (["react", "@alice_test", "5"], "react without EMOJI"),
+                                    (["react", "@alice_test", "5", "hello"], "react with a word for EMOJI"),
+                                    (["react", "@alice_test", "5", "👍", "--remove"], "react with EMOJI and --remove"),
+                                    (["title", "channel:1"], "title without TEXT")):
                 done = mtcall.run(*bob, *arguments)
                 check(f"{what}: exit 64 with the usage", done.returncode == 64 and "usage: mtcall" in done.stderr,
                       f"exit {done.returncode}: {done.stderr}")

@@ -42,9 +42,9 @@ actor TypedEventLog {
 
     private func append(_ event: UpdateEvent) { events.append(event) }
 
-    /// The first event `match` picks (waiting at most 10 s).
+    /// The first event `match` picks (waiting at most 30 s: a bound against a hang, not a timing).
     func first<T>(_ match: (UpdateEvent) -> T?) async throws -> T {
-        for _ in 0..<1_000 {
+        for _ in 0..<3_000 {
             if let found = events.lazy.compactMap(match).first { return found }
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -1,5 +1,6 @@
-// `mtcall members CHAT [--filter F]`, `ban CHAT USER [--until UNIX]`, `promote CHAT USER [--rights R,…] [--title T]`
-// and `join LINK`: the SDK's chat calls from the command line. CHAT and USER are PEERs as `send` takes them; a chat
+// `mtcall members CHAT [--filter F]`, `ban CHAT USER [--until UNIX]`, `promote CHAT USER [--rights R,…] [--title T]`,
+// `join LINK`, `title CHAT TEXT` and `react PEER MESSAGE_ID EMOJI|--remove`: the SDK's chat calls from the command
+// line. CHAT and USER are PEERs as `send` takes them; a chat
 // the session's cache does not know yet is looked up in the account's dialogs first. `members` prints one JSON line a
 // member: {"user", "role", "rank", "name", "username"}.
 import ArgumentParser
@@ -25,6 +26,9 @@ struct ChatOptions: ParsableArguments {
 
     @Option(name: .customLong("until"), help: "ban: Unix time the ban ends (default: for ever).")
     var until: Int64?
+
+    @Flag(name: .customLong("remove"), help: "react: take the account's reaction on the message back.")
+    var removeReaction = false
 
     static let rightNames: [(String, AdminRights)] = [
         ("change_info", .changeInfo), ("post_messages", .postMessages), ("edit_messages", .editMessages),
@@ -117,6 +121,68 @@ extension MTCall {
             let chat = try await client.join(inviteLink: link.description)
             Self.printLine(.object([("joined", .string(chat.description))]), output)
         }
+    }
+
+    /// `react PEER MESSAGE_ID EMOJI` (an emoji, or `custom:DOCUMENT_ID`) or `react PEER MESSAGE_ID --remove`: prints
+    /// the message's reactions as they now are.
+    func runReact(logger: Logger) async throws {
+        let usage = "usage: mtcall react PEER MESSAGE_ID EMOJI | mtcall react PEER MESSAGE_ID --remove"
+        guard more.count == (chats.removeReaction ? 1 : 2) else { throw ValidationError(usage) }
+        let id = try Self.messageID(more[0], usage: usage)
+        let reaction = try more.count == 2 ? Self.reaction(more[1], usage: usage) : nil
+        let reference = try PeerReference(params)
+        try await followingUpdates(logger: logger, follows: false) { client, _ in
+            let peer = if case .id(let id) = reference, id.kind != .user {
+                try await Self.chat(reference, client)
+            } else {
+                try await reference.peerID(client)
+            }
+            let now = if let reaction {
+                try await client.react(to: id, in: peer, with: reaction)
+            } else {
+                try await client.removeReaction(from: id, in: peer)
+            }
+            Self.printLine(.object([("chat", .string(peer.description)), ("msg_id", .number(String(id))),
+                                    ("reactions", now.map { Self.json($0) } ?? .null)]), output)
+        }
+    }
+
+    /// `title CHAT TEXT`: renames a group or channel.
+    func runTitle(logger: Logger) async throws {
+        guard let title = more.first, more.count == 1, !title.allSatisfy(\.isWhitespace) else {
+            throw ValidationError("usage: mtcall title CHAT TEXT")
+        }
+        let reference = try PeerReference(params)
+        try await followingUpdates(logger: logger, follows: false) { client, _ in
+            let chat = try await Self.chat(reference, client)
+            try await client.setTitle(title, of: chat)
+            Self.printLine(.object([("title", .string(title)), ("chat", .string(chat.description))]), output)
+        }
+    }
+
+    /// An emoji, or `custom:DOCUMENT_ID`.
+    static func reaction(_ text: String, usage: String) throws(ValidationError) -> Reaction {
+        if text.hasPrefix("custom:") {
+            guard let id = Int64(text.dropFirst("custom:".count)), id != 0 else {
+                throw ValidationError("custom:DOCUMENT_ID needs a document id: \(text)\n\(usage)")
+            }
+            return .customEmoji(documentID: id)
+        }
+        guard !text.isEmpty, text.count <= 2, text.unicodeScalars.contains(where: { $0.properties.isEmoji && !$0.isASCII })
+        else { throw ValidationError("EMOJI must be one emoji (or custom:DOCUMENT_ID): \(text)\n\(usage)") }
+        return .emoji(text)
+    }
+
+    static func json(_ reactions: MessageReactions) -> JSONValue {
+        .object([
+            ("counts", .array(reactions.counts.map { count in
+                .object([("reaction", .string(count.reaction.description)), ("count", .number(String(count.count))),
+                         ("mine", .bool(count.chosenOrder != nil))])
+            })),
+            ("recent", .array(reactions.recent.map { recent in
+                .object([("peer", .string(recent.peer.description)), ("reaction", .string(recent.reaction.description))])
+            })),
+        ])
     }
 
     /// The chat a PEER names; one the cache does not know is looked for in the dialogs (which teach the cache).

@@ -101,6 +101,13 @@ struct MTCall: AsyncParsableCommand {
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite press echo_bot 7 --button 0,0
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite inline echo_bot 'hello'
 
+            METHOD `title CHAT TEXT` renames a group or channel (Telegram's CHAT_ADMIN_REQUIRED without the right).
+
+            METHOD `react PEER MESSAGE_ID EMOJI` sets the account's reaction on a message (EMOJI: one emoji, or \
+            custom:DOCUMENT_ID for a custom emoji); `react PEER MESSAGE_ID --remove` takes it back. Either prints the \
+            message's reactions as they now are.
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite react bob_test 7 👍
+
             METHOD `upload` takes a FILE instead of TL-JSON-PARAMS and prints its InputFile; with --to PEER it sends \
             it as a document and prints {"location", "dc", "size", "sha256", "seconds"}, which METHOD `download` \
             takes with --out PATH. Progress goes to standard error (a bar on a terminal).
@@ -200,7 +207,7 @@ struct MTCall: AsyncParsableCommand {
     @OptionGroup(title: "Files (upload, download)")
     var files: FileOptions
 
-    @OptionGroup(title: "Chats (members, ban, promote)")
+    @OptionGroup(title: "Chats (members, ban, promote, title, react)")
     var chats: ChatOptions
 
     @OptionGroup(title: "Media (send-file)")
@@ -212,7 +219,7 @@ struct MTCall: AsyncParsableCommand {
     @Argument(help: "Its arguments as a tl-json object (default {}); for send, send-file, history, edit, delete, pin, read and press, the PEER; for forward, the PEER forwarded from; for inline, the BOT.")
     var params: String = "{}"
 
-    @Argument(help: "send's TEXT; send-file's PATH; edit's MESSAGE_ID and TEXT; the MESSAGE_IDs of delete, forward, pin and read; press's MESSAGE_ID; inline's QUERY.")
+    @Argument(help: "send's TEXT; send-file's PATH; edit's MESSAGE_ID and TEXT; the MESSAGE_IDs of delete, forward, pin and read; press's MESSAGE_ID; inline's QUERY; react's MESSAGE_ID and EMOJI; title's TEXT.")
     var more: [String] = []
 
     @Option(help: "history and dialogs: print at most this many items.")
@@ -295,6 +302,8 @@ struct MTCall: AsyncParsableCommand {
             case "press": return try await runPress(logger: logger)
             case "inline": return try await runInline(logger: logger)
             case "bot": return try await runBot(logger: logger)
+            case "react": return try await runReact(logger: logger)
+            case "title": return try await runTitle(logger: logger)
             default: guard more.isEmpty else { throw ValidationError("unexpected arguments: \(more)") }
         }
         let schema = Checker.check(file: "api.tl", text: Api.schemaSource)

@@ -136,7 +136,8 @@ extension MTCall {
                                 ("data", e.data.map { .string($0.map { String(format: "%02x", $0) }.joined()) } ?? .null)])
             case .participant(let e):
                 return .object([("event", .string("participant")), ("chat", peer(e.chat)), ("user", peer(e.user)),
-                                ("actor", peer(e.actor)), ("joined", .bool(e.joined))])
+                                ("actor", peer(e.actor)), ("joined", .bool(e.joined)),
+                                ("change", .string(String(describing: e.change)))])
             case .pinnedMessages(let e):
                 return .object([("event", .string("pinnedMessages")), ("chat", peer(e.chat)),
                                 ("ids", .array(e.ids.map { .number(String($0)) })), ("pinned", .bool(e.pinned))])
@@ -148,6 +149,10 @@ extension MTCall {
                 return .object([("event", .string("inlineQuery")), ("sender", peer(e.sender)),
                                 ("query_id", .string(String(e.queryID))), ("query", .string(e.query)),
                                 ("offset", .string(e.offset))])
+            case .messageReactions(let e):
+                return .object([("event", .string("messageReactions")), ("chat", peer(e.chat)),
+                                ("msg_id", .number(String(e.messageID))),
+                                ("reactions", json(e.reactions))])
         }
     }
 }
