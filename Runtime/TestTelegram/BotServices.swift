@@ -56,7 +56,7 @@ extension TestTelegramService {
                                                         msgId: twin, chatInstance: instance, data: data))],
                 users: state.users([me], viewer: bot), chats: [], date: date, seq: 0)))
         }
-        bots.withLock { $0.callbacks[queryID] = PendingCallback(bot: delivery.user, slot: slot) }
+        bots.withLock { $0.callbacks[queryID] = PendingQuery(bot: delivery.user, slot: slot) }
         defer { _ = bots.withLock { $0.callbacks.removeValue(forKey: queryID) } }
         push([delivery], except: nil)
         guard let answer = await slot.wait() else { throw Self.botTimeout }
@@ -74,11 +74,7 @@ extension TestTelegramService {
         let answer = Api.messages.BotCallbackAnswer.botCallbackAnswer(.init(
             alert: request.alert, hasUrl: request.url != nil, message: request.message, url: request.url,
             cacheTime: max(0, request.cacheTime)))
-        let pending = bots.withLock { bots -> PendingCallback? in
-            guard let pending = bots.callbacks[request.queryId], pending.bot == me else { return nil }
-            bots.callbacks.removeValue(forKey: request.queryId)
-            return pending
-        }
+        let pending = bots.withLock { $0.callbacks.take(request.queryId, bot: me) }
         guard let pending, pending.slot.fulfil(answer) else { throw Self.queryInvalid }
         return true
     }
@@ -113,7 +109,7 @@ extension TestTelegramService {
                 users: state.users([me], viewer: bot), chats: [], date: date, seq: 0))),
                     state.user(bot, viewer: me))
         }
-        bots.withLock { $0.inline[queryID] = PendingInline(bot: delivery.user, slot: slot) }
+        bots.withLock { $0.inline[queryID] = PendingQuery(bot: delivery.user, slot: slot) }
         defer { _ = bots.withLock { $0.inline.removeValue(forKey: queryID) } }
         push([delivery], except: nil)
         guard let answer = await slot.wait() else { throw Self.botTimeout }
@@ -142,11 +138,7 @@ extension TestTelegramService {
         }
         let answer = InlineAnswer(results: results, cacheTime: max(0, request.cacheTime), personal: request.`private`,
                                   gallery: request.gallery, nextOffset: request.nextOffset)
-        let pending = bots.withLock { bots -> PendingInline? in
-            guard let pending = bots.inline[request.queryId], pending.bot == me else { return nil }
-            bots.inline.removeValue(forKey: request.queryId)
-            return pending
-        }
+        let pending = bots.withLock { $0.inline.take(request.queryId, bot: me) }
         guard let pending, pending.slot.fulfil(answer) else { throw Self.queryInvalid }
         return true
     }
@@ -319,14 +311,19 @@ final class AnswerSlot<Value: Sendable>: Sendable {
     }
 }
 
-struct PendingCallback {
+/// A query waiting for the answer of the bot it went to.
+struct PendingQuery<Answer: Sendable> {
     let bot: Int64
-    let slot: AnswerSlot<Api.messages.BotCallbackAnswer>
+    let slot: AnswerSlot<Answer>
 }
 
-struct PendingInline {
-    let bot: Int64
-    let slot: AnswerSlot<InlineAnswer>
+extension Dictionary where Key == Int64 {
+    /// Removes and returns query `id` if it went to `bot`; another bot's query stays where it is.
+    mutating func take<Answer>(_ id: Int64, bot: Int64) -> Value? where Value == PendingQuery<Answer> {
+        guard let pending = self[id], pending.bot == bot else { return nil }
+        removeValue(forKey: id)
+        return pending
+    }
 }
 
 /// What a bot answered to an inline query.
@@ -417,8 +414,8 @@ struct InlineResult: Sendable {
 
 /// Queries waiting for their bot, and answered inline queries kept for `sendInlineBotResult`.
 struct BotQueries {
-    var callbacks: [Int64: PendingCallback] = [:]
-    var inline: [Int64: PendingInline] = [:]
+    var callbacks: [Int64: PendingQuery<Api.messages.BotCallbackAnswer>] = [:]
+    var inline: [Int64: PendingQuery<InlineAnswer>] = [:]
     var answered: [Int64: AnsweredInline] = [:]
     var answeredOrder: [Int64] = []
 

@@ -20,6 +20,7 @@ import sys
 from telethon import Button, TelegramClient, events
 from telethon.sessions import MemorySession
 
+from message_interop import next_event, ok
 from telethon_common import run_against_mtserver, signed_in, tool_arguments
 
 ALICE = ("9996620001", "22222")
@@ -44,23 +45,6 @@ class Mtcall:
     async def start(self, *arguments, timeout="90"):
         return await asyncio.create_subprocess_exec(self.path, *self.flags, "--timeout", timeout, *arguments,
                                                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-
-
-async def next_line(process, match, what, seconds=30):
-    """The first JSON line of `process` that `match` accepts, within `seconds`."""
-    async def read():
-        while True:
-            line = await process.stdout.readline()
-            if not line:
-                raise AssertionError(f"mtcall ended before {what}: {(await process.stderr.read()).decode()}")
-            value = json.loads(line)
-            if match(value):
-                return value
-    return await asyncio.wait_for(read(), seconds)
-
-
-def ok(name):
-    print(f"ok   {name}", flush=True)
 
 
 async def telethon_bot(ready):
@@ -109,7 +93,7 @@ async def our_bot_answers_telethon(alice, bob, our_bot):
     results = await asyncio.wait_for(bob.inline_query("our_bot", "hello"), 30)
     assert [r.title for r in results] == ["echo hello", "upper case"], [r.title for r in results]
     assert results[1].description == "HELLO", results[1].description
-    await next_line(our_bot, lambda e: e["event"] == "answeredInline" and e["query"] == "hello", "the inline answer")
+    await next_event(our_bot, lambda e: e["event"] == "answeredInline" and e["query"] == "hello", "the inline answer")
     ok("our bot answers Telethon's inline_query with its articles")
 
     await asyncio.wait_for(results[1].click("@alice_test"), 30)
@@ -132,7 +116,7 @@ async def our_bot_answers_telethon(alice, bob, our_bot):
 
     answer = await asyncio.wait_for(message.click(0), 30)
     assert answer.message.startswith("you pressed: pressed ") and not answer.alert, answer
-    await next_line(our_bot, lambda e: e["event"] == "answeredCallback", "the callback answer")
+    await next_event(our_bot, lambda e: e["event"] == "answeredCallback", "the callback answer")
     ok("Telethon's message.click gets our bot's answer")
 
 
@@ -144,7 +128,7 @@ async def scenario(ready, keyfile, workdir, log_path):
     our_bot = await ours.start("bot")
     bot = bob = None
     try:
-        await next_line(our_bot, lambda e: e["event"] == "ready", "ready")
+        await next_event(our_bot, lambda e: e["event"] == "ready", "ready")
         bot = await telethon_bot(ready)
         await telethons_bot_answers_us(alice, bot)
         bob = await signed_in(ready, *BOB)

@@ -49,7 +49,7 @@ async def next_event(process, match, what, seconds=20):
         while True:
             line = await process.stdout.readline()
             if not line:
-                raise AssertionError(f"mtcall events ended before {what}")
+                raise AssertionError(f"mtcall ended before {what}: {(await process.stderr.read()).decode()}")
             event = json.loads(line)
             if match(event):
                 return event
