@@ -18,6 +18,8 @@ extension TelegramClient {
     /// - Parameters:
     ///   - query: The press, from `events`.
     ///   - text: At most 200 characters.
+    ///   - alert: Show `text` as an alert the user dismisses rather than a notification that fades.
+    ///   - url: A URL for the user's app to open instead of a notification.
     ///   - cacheTime: Seconds the user's app may show this answer again without asking.
     /// - Throws: `BotError.invalidAnswer` for a long text or a URL that is not http, https or tg (nothing sent);
     ///   `BotError.queryExpired` when the press was answered already or the user stopped waiting; or the server's
