@@ -38,12 +38,13 @@ public enum UpdateEvent: Sendable {
     case inlineQuery(InlineQueryEvent)
     /// The reactions on a message changed.
     case messageReactions(MessageReactionsEvent)
-    /// An album arrived or was sent: messages sharing a grouped_id that came together, in one event instead of a
-    /// ``newMessage(_:)`` for each.
+    /// An album arrived or was sent: two or more messages sharing a grouped_id that came together, in one event
+    /// instead of a ``newMessage(_:)`` for each. A grouped message that comes alone (an album of one, or an item
+    /// that came in an update of its own) is a ``newMessage(_:)`` whose message carries its `grouped_id`.
     case album(AlbumEvent)
 }
 
-/// An album: new messages of one chat sharing a grouped_id, in the order they came.
+/// An album: two or more new messages of one chat sharing a grouped_id, in the order they came.
 public struct AlbumEvent: Sendable {
     /// The album's id (each message's `grouped_id`).
     public let groupedID: Int64
@@ -249,7 +250,7 @@ extension TelegramClient {
                 continue
             }
             if let album = albums.removeValue(forKey: group) {
-                eventsSink.yield(.album(AlbumEvent(groupedID: group, messages: album)))
+                eventsSink.yield(album.count == 1 ? event : .album(AlbumEvent(groupedID: group, messages: album)))
             }
         }
     }

@@ -133,7 +133,10 @@ public struct MessageReactionsEvent: Sendable {
 extension TelegramClient {
     /// Sets the account's reaction on a message to `reaction`, replacing any it had (`messages.sendReaction`).
     /// - Parameters:
-    ///   - big: play the big animation.
+    ///   - messageID: The message, by its id in `chat`.
+    ///   - chat: The chat it is in.
+    ///   - reaction: An emoji or a custom emoji.
+    ///   - big: Play the big animation.
     /// - Returns: The message's reactions as they now are, when the answer carries them.
     /// - Throws: `ChatError.messageNotFound` for a message the chat does not have, `.reactionInvalid` for a reaction
     ///   the chat does not allow, `.chatInaccessible`, or the server's error.
