@@ -4,6 +4,7 @@
 // out and its answer or error on the way back, and may send it on again, elsewhere, or not at all.
 import MTProto
 import MTProtoClient
+import Synchronization
 import TLRuntime
 
 /// A call on its way through a ``TelegramClient/TelegramClient``'s middleware chain.
@@ -18,6 +19,9 @@ public struct Invocation: Sendable {
     public var dc: Int32?
     /// How long the call waits for its answer; nil for the configuration's `requestTimeout`.
     public var timeout: Duration?
+    /// The answer the home DC already gave this call outside the chain (`TelegramClient.run`), which the chain's
+    /// end gives back once instead of sending the call again.
+    var answered: AnsweredOnce?
 
     /// A call of `body` to `dc` (nil: the home DC).
     public init(body: [UInt8], function: FunctionDescription? = nil, dc: Int32? = nil, timeout: Duration? = nil) {
@@ -39,8 +43,9 @@ public struct Invocation: Sendable {
 /// one outermost; then ``MigrationMiddleware`` and ``FloodWaitMiddleware``, so a user's middleware sees each call
 /// once, however many migrations and flood waits it took.
 public protocol InvokeMiddleware: Sendable {
-    /// Runs `invocation`, mostly by passing it to `next`.
-    func invoke(_ invocation: Invocation, next: Invoker) async throws -> ArraySlice<UInt8>
+    /// Runs `invocation`, mostly by passing it to `next`. It runs on the caller's executor; a witness declared
+    /// without `nonisolated(nonsending)` satisfies it too, and switches executors on the way in and out.
+    nonisolated(nonsending) func invoke(_ invocation: Invocation, next: Invoker) async throws -> ArraySlice<UInt8>
 }
 
 /// The rest of a middleware chain: call it to send the call on.
@@ -59,9 +64,13 @@ public struct Invoker: Sendable {
 /// A client's middlewares in the order they run; the call leaves the last one for its DC's connection.
 final class MiddlewareChain: Sendable {
     private let middlewares: [any InvokeMiddleware]
+    /// Only the built-in middlewares, which act on a call's error alone: a call may go to the home DC first and
+    /// enter the chain only when it fails (`TelegramClient.run`).
+    let actsOnErrorsOnly: Bool
 
-    init(_ middlewares: [any InvokeMiddleware]) {
+    init(_ middlewares: [any InvokeMiddleware], actsOnErrorsOnly: Bool) {
         self.middlewares = middlewares
+        self.actsOnErrorsOnly = actsOnErrorsOnly
     }
 
     nonisolated(nonsending) func run(_ invocation: Invocation, from index: Int,
@@ -69,6 +78,24 @@ final class MiddlewareChain: Sendable {
         guard index < middlewares.count else { return try await client.send(invocation) }
         return try await middlewares[index].invoke(invocation, next: Invoker(chain: self, index: index + 1,
                                                                              client: client))
+    }
+}
+
+/// An error the home DC answered a call with before it entered the chain, taken by the first attempt that reaches
+/// the chain's end.
+final class AnsweredOnce: Sendable {
+    private let error: Mutex<RPCError?>
+
+    init(_ error: RPCError) {
+        self.error = Mutex(error)
+    }
+
+    /// The error, the first time; nil after.
+    func take() -> RPCError? {
+        error.withLock { error in
+            defer { error = nil }
+            return error
+        }
     }
 }
 

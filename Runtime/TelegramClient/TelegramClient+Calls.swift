@@ -10,8 +10,7 @@ extension TelegramClient {
     /// (`.rpc(RPCError)` for an `rpc_error`) or `TelegramClientError`.
     public nonisolated func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>),
                                                 timeout: Duration? = nil) async throws -> T {
-        let result = try Self.parse(await chain.run(Invocation(body: call.1.bytes, function: call.0, timeout: timeout),
-                                                    from: 0, client: self),
+        let result = try Self.parse(await run(Invocation(body: call.1.bytes, function: call.0, timeout: timeout)),
                                     with: call.2)
         await noteResult(result, of: call.0)
         return result
@@ -22,7 +21,7 @@ extension TelegramClient {
                                     timeout: Duration? = nil) async throws -> T {
         try await load()
         let invocation = Invocation(body: call.1.bytes, function: call.0, dc: dc == homeDC ? nil : dc, timeout: timeout)
-        let result = try Self.parse(await chain.run(invocation, from: 0, client: self), with: call.2)
+        let result = try Self.parse(await run(invocation), with: call.2)
         noteResult(result, of: call.0)
         return result
     }
@@ -37,12 +36,31 @@ extension TelegramClient {
     /// a large result is not copied on its way here.
     public nonisolated(nonsending) func invokeInPlace(raw body: [UInt8],
                                                      timeout: Duration? = nil) async throws -> ArraySlice<UInt8> {
-        try await chain.run(Invocation(body: body, timeout: timeout), from: 0, client: self)
+        try await run(Invocation(body: body, timeout: timeout))
+    }
+
+    /// Runs a call through the middleware chain. With only the built-in middlewares, which act on errors alone, a
+    /// call to the connected home DC is sent first and enters the chain only if it fails, with that answer given
+    /// back at the chain's end: the same outcome, without the chain's async levels on every call (each a frame and
+    /// an executor check on the way back: ~10 % of a pipelined call's CPU).
+    @inline(__always)
+    nonisolated(nonsending) func run(_ invocation: Invocation) async throws -> ArraySlice<UInt8> {
+        guard chain.actsOnErrorsOnly, invocation.dc == nil, let home = homeClient.withLock({ $0 }) else {
+            return try await chain.run(invocation, from: 0, client: self)
+        }
+        do {
+            return try await home.invokeOnce(raw: invocation.body, timeout: invocation.timeout)
+        } catch MTProtoClientError.rpc(let error) {
+            var failed = invocation
+            failed.answered = AnsweredOnce(error)
+            return try await chain.run(failed, from: 0, client: self)
+        }
     }
 
     /// Where a call leaves the middleware chain: to the home DC's connection without entering this actor when it
     /// is connected, else through the actor (connecting first, or to another DC).
     nonisolated(nonsending) func send(_ invocation: Invocation) async throws -> ArraySlice<UInt8> {
+        if let error = invocation.answered?.take() { throw MTProtoClientError.rpc(error) }
         if invocation.dc == nil, let home = homeClient.withLock({ $0 }) {
             return try await home.invokeOnce(raw: invocation.body, timeout: invocation.timeout)
         }

@@ -275,7 +275,7 @@ public actor TelegramClient {
         chain = MiddlewareChain(configuration.middlewares + [
             MigrationMiddleware(maxMigrations: configuration.maxMigrations),
             FloodWaitMiddleware(threshold: configuration.floodWaitThreshold),
-        ])
+        ], actsOnErrorsOnly: configuration.middlewares.isEmpty)
         updatesDriver = UpdatesDriver(follows: configuration.followsUpdates, store: configuration.store,
                                       logger: configuration.logger, taskExecutor: self.taskExecutor)
         peerCache = PeerCache(capacity: configuration.peerCacheCapacity)

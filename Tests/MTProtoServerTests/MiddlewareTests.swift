@@ -115,6 +115,38 @@ private final class CountingGate: InvokeMiddleware {
         try await telegram.server.shutdown()
     }
 
+    /// With only the built-in middlewares and the home connection open, a call goes to the home DC before the
+    /// chain and enters it only when it fails: the rules must come out the same. A flood wait below the threshold
+    /// is waited out with one more attempt, one above is thrown after one, and a home migration is followed.
+    @Test(arguments: [("FLOOD_WAIT_0", 2, 1), ("FLOOD_WAIT_6", 1, 1), ("PHONE_MIGRATE_1", 2, 1)])
+    func aCallSentBeforeTheChainMeetsTheSameRules(message: String, ok: Int, failed: Int) async throws {
+        let (telegram, handled) = try await Self.start(seed: 86)
+        let client = try telegram.client(floodWaitThreshold: 5, followsUpdates: false)
+        #expect(try await Self.answeringDC(client) == 2)  // the home connection is open from here on
+        let code: Int32 = message.hasPrefix("FLOOD") ? 420 : 303
+        telegram.server.contexts[2]?.faults.errorsOnce["help.getNearestDc"] = RPCError(code: code, message: message)
+        let answer: Result<Int32, any Error>
+        do { answer = .success(try await Self.answeringDC(client)) } catch { answer = .failure(error) }
+        switch message {
+            case "FLOOD_WAIT_6":
+                guard case .failure(MTProtoClientError.rpc(let rpc)) = answer else {
+                    Issue.record("expected FLOOD_WAIT_6, got \(answer)")
+                    break
+                }
+                #expect(rpc.kind == .floodWait(seconds: 6))
+            case "PHONE_MIGRATE_1":
+                let home = await client.homeDC
+                #expect(try answer.get() == 1 && home == 1)
+            default:
+                #expect(try answer.get() == 2)
+        }
+        // The warm-up and each attempt, as the server saw them: no attempt more or less than the rule says.
+        #expect(handled.ok("help.getNearestDc") == ok)
+        #expect(handled.failed("help.getNearestDc") == failed)
+        await client.close()
+        try await telegram.server.shutdown()
+    }
+
     /// PHONE_MIGRATE, USER_MIGRATE and NETWORK_MIGRATE move the home DC, in the store too, and the call follows.
     @Test(arguments: ["PHONE_MIGRATE_1", "USER_MIGRATE_1", "NETWORK_MIGRATE_1"])
     func aHomeMigrationMovesTheAccountAndTheCall(message: String) async throws {
