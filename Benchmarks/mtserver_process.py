@@ -22,8 +22,8 @@ def children_cpu():
 @contextlib.contextmanager
 def running_mtserver(binary, workdir, file_limit_mb=None, user=None, *extra):
     """Starts `mtserver --generate-key` (`binary`: its folder), with the account `user` and room for `file_limit_mb`
-    of files where given; yields the JSON line it printed when ready and the path of its public key written into
-    `workdir`."""
+    of files where given; yields the JSON line it printed when ready (with its process id as "pid") and the path of
+    its public key written into `workdir`."""
     options = (["--file-limit-mb", str(file_limit_mb)] if file_limit_mb is not None else []) + \
               (["--user", user] if user is not None else [])
     server = subprocess.Popen([os.path.join(binary, "mtserver"), "--generate-key", "--timeout", "3600", *options,
@@ -31,6 +31,7 @@ def running_mtserver(binary, workdir, file_limit_mb=None, user=None, *extra):
                               stdout=subprocess.PIPE, text=True)
     try:
         ready = json.loads(server.stdout.readline())
+        ready["pid"] = server.pid
         keyfile = os.path.join(workdir, "key.pem")
         with open(keyfile, "w") as handle:
             handle.write(ready["public_key"])
