@@ -104,6 +104,14 @@ struct MTCall: AsyncParsableCommand {
             --height give them. Progress goes to standard error; each message sent prints as one tl-json line.
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite send-file @alice_test a.jpg \
                 --caption '<b>one</b>' --html --album b.jpg --album clip.mp4
+
+            METHOD `download-media PEER MESSAGE_ID` downloads the message's photo or document into --out PATH \
+            (default: the document's name, or photo-ID.jpg, in the current directory): --size largest (default), \
+            smallest, stripped (the thumbnail the message carries, made a JPEG without a download) or a type letter \
+            (s, m, x…; for a document, its thumbnails). An expired file reference is renewed by fetching the message \
+            again. Progress goes to standard error; then {"path", "size", "sha256"} prints as one JSON line.
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite download-media bob_test 7 \
+                --out cat.jpg
             """,
         version: SwiftMTProto.version)
 
@@ -194,13 +202,13 @@ struct MTCall: AsyncParsableCommand {
     @OptionGroup(title: "Chats (members, ban, promote)")
     var chats: ChatOptions
 
-    @OptionGroup(title: "Media (send-file)")
+    @OptionGroup(title: "Media (send-file, download-media)")
     var media: MediaOptions
 
     @Argument(help: "Its arguments as a tl-json object (default {}); for send, history, edit, delete, pin and read, the PEER; for forward, the PEER forwarded from.")
     var params: String = "{}"
 
-    @Argument(help: "send's TEXT; edit's MESSAGE_ID and TEXT; the MESSAGE_IDs of delete, forward, pin and read.")
+    @Argument(help: "send's TEXT; edit's MESSAGE_ID and TEXT; the MESSAGE_IDs of delete, forward, pin and read; download-media's MESSAGE_ID.")
     var more: [String] = []
 
     @Option(help: "history and dialogs: print at most this many items.")
@@ -280,6 +288,7 @@ struct MTCall: AsyncParsableCommand {
             case "promote": return try await runPromote(logger: logger)
             case "join": return try await runJoin(logger: logger)
             case "send-file": return try await runSendFile(logger: logger)
+            case "download-media": return try await runDownloadMedia(logger: logger)
             default: guard more.isEmpty else { throw ValidationError("unexpected arguments: \(more)") }
         }
         let schema = Checker.check(file: "api.tl", text: Api.schemaSource)
