@@ -154,7 +154,12 @@ async def our_client_sends(mtcall, alice, workdir):
     ok("mtcall send-file of an MP4 without attributes: Telethon sees the duration and size read from its boxes")
 
 
-async def our_client_downloads(mtcall, alice, workdir):
+def log_count(log_path, text):
+    with open(log_path) as handle:
+        return sum(text in line for line in handle)
+
+
+async def our_client_downloads(mtcall, alice, workdir, log_path):
     """Part 3: Alice sends a photo and a document on Telethon; Bob's `mtcall download-media` gets them whole."""
     photo_path, document_path = os.path.join(workdir, "telethon.png"), os.path.join(workdir, "telethon.bin")
     with open(photo_path, "wb") as f:
@@ -169,6 +174,7 @@ async def our_client_downloads(mtcall, alice, workdir):
     ids = {m["message"]: m["id"] for m in mtcall("history", "@alice_test", "--limit", "10")}
     for caption, sent_path, expected in (("photo to fetch", photo_path, telethon_photo),
                                          ("document to fetch", document_path, None)):
+        fetches = log_count(log_path, "messages.getMessages")
         out = os.path.join(workdir, f"ours-{ids[caption]}")
         done = subprocess.run([mtcall.path, *mtcall.flags, "--timeout", "20", "download-media", "@alice_test",
                                str(ids[caption]), "--out", out], capture_output=True, text=True, timeout=60)
@@ -182,8 +188,13 @@ async def our_client_downloads(mtcall, alice, workdir):
         assert ours == theirs, (caption, len(ours), len(theirs))
         assert expected is None or ours == expected, (caption, len(ours), len(expected))
         assert printed["size"] == len(theirs) and printed["sha256"] == hashlib.sha256(theirs).hexdigest(), printed
+        # mtcall fetches the message once itself; the 3 MiB document's reference is renewed after its first and
+        # second MiB served, and each renewal fetches it again.
+        fetched = log_count(log_path, "messages.getMessages") - fetches
+        assert fetched == (1 if expected is not None else 3), (caption, fetched)
     ok("mtcall download-media: Telethon's photo byte for byte as Telethon sent and downloads it")
-    ok("mtcall download-media: Telethon's 3 MB document byte for byte, its reference renewed on the way")
+    ok("mtcall download-media: Telethon's 3 MB document byte for byte, the message fetched again for each of the"
+       " two references that expired on the way")
 
 
 async def scenario(ready, keyfile, workdir, log_path):
@@ -193,7 +204,7 @@ async def scenario(ready, keyfile, workdir, log_path):
     try:
         await telethon_sends_an_album(mtcall, alice, workdir)
         await our_client_sends(mtcall, alice, workdir)
-        await our_client_downloads(mtcall, alice, workdir)
+        await our_client_downloads(mtcall, alice, workdir, log_path)
     finally:
         await asyncio.wait_for(alice.disconnect(), 10)
 
