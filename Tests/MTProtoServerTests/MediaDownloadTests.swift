@@ -63,9 +63,10 @@ import Testing
                         aliceForBob: try await bob.resolve(username: "alice_test"), calls: calls)
         }
 
-        /// Alice sends `data` to Bob as a document: her message and its document.
-        func aliceSendsDocument(_ data: [UInt8]) async throws -> (ChatMessage, Api.Document.Cons_document) {
-            let sent = try await alice.sendMedia(.document(.bytes(data, name: "d.bin")), to: bobForAlice)
+        /// Alice sends `data` as a document to Bob, or to `chat`: her message and its document.
+        func aliceSendsDocument(_ data: [UInt8], to chat: PeerID? = nil) async throws
+            -> (ChatMessage, Api.Document.Cons_document) {
+            let sent = try await alice.sendMedia(.document(.bytes(data, name: "d.bin")), to: chat ?? bobForAlice)
             guard case .messageMediaDocument(let media)? = sent.media, case .document(let document)? = media.document
             else { throw HarnessFailure(description: "no document") }
             return (sent, document)
@@ -192,6 +193,13 @@ import Testing
         await #expect(throws: PeerCacheError.unknownPeer(stranger)) {
             _ = try await chat.alice.downloadProfilePhoto(of: stranger)
         }
+        // The same photo in a chat the cache does not know: its reference could not be renewed, so it is refused.
+        guard let elsewhere = ChatMessage(.message(.init(id: 9, peerId: .peerUser(.init(userId: stranger.id)), date: 0,
+                                                         message: "", media: photo.media)))
+        else { throw HarnessFailure(description: "no message") }
+        await #expect(throws: PeerCacheError.unknownPeer(stranger)) {
+            _ = try await chat.alice.downloadMedia(of: elsewhere)
+        }
         let missingFolder = NSTemporaryDirectory() + "no-such-folder-\(UUID().uuidString)/p.jpg"
         await #expect(throws: FileTransferError.self) {
             _ = try await chat.alice.downloadMedia(of: photo, to: missingFolder)
@@ -215,6 +223,20 @@ import Testing
         #expect(chat.telegram.service.messageFetches(user: chat.aliceID, id: sent.id) == 2)
         #expect(chat.telegram.service.downloadStats(document: document.id)?.bytes == Int64(data.count))
         #expect(chat.calls.count("upload.getFile", error: "FILE_REFERENCE_EXPIRED") >= 2)
+        try await chat.close()
+    }
+
+    @Test func aChannelPostsReferenceIsRenewedThroughChannelsGetMessages() async throws {
+        let chat = try await Chat.start(seed: 5307)
+        let channel = try await chat.alice.createChannel(title: "files")
+        let data = SeededRandom(seed: 55).bytes(2 << 20)
+        let (sent, _) = try await chat.aliceSendsDocument(data, to: channel)
+        chat.telegram.server.faults.expireFileReferenceEvery = 1 << 20
+        let download = try await chat.alice.downloadMedia(of: sent, options: FileTransferOptions(partsInFlight: 1))
+        #expect(try await Self.bytes(of: download) == data)
+        // One renewal after the first MiB; the one after the second comes with the end, when no part is left.
+        #expect(chat.telegram.service.messageFetches(channel: channel.id, id: sent.id) == 1)
+        #expect(chat.telegram.service.messageFetches(user: chat.aliceID, id: sent.id) == 0)
         try await chat.close()
     }
 

@@ -195,15 +195,20 @@ actor FileReferenceRenewal {
     /// A location newer than generation `seen`: the one there is when it is newer, else a fresh one.
     func renewed(after seen: Int) async throws -> (Api.InputFileLocation, Int) {
         if seen < generation { return (location, generation) }
-        if let pending { return (try await pending.value, seen + 1) }
+        if let pending { return (try await Self.value(of: pending), seen + 1) }
         guard fetches < limit else { throw exhausted }
         fetches += 1
         let task = Task { [fetch] in try await fetch() }
         pending = task
         defer { pending = nil }
-        let fresh = try await task.value
+        let fresh = try await Self.value(of: task)
         (location, generation) = (fresh, seen + 1)
         return (fresh, generation)
+    }
+
+    /// The fetch's answer; a part cancelled while it waits (the download is) cancels the fetch too.
+    private static func value(of task: Task<Api.InputFileLocation, any Error>) async throws -> Api.InputFileLocation {
+        try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
     }
 }
 
