@@ -43,6 +43,11 @@ public struct FaultPlan: Sendable {
     /// (`updates.getChannelDifference` in a channel; core.telegram.org/api/updates).
     /// Applied by `TestTelegramService`, which reads it from the first DC.
     public var withholdMessagePush: Int?
+    /// A photo's or document's file reference is renewed each time this many bytes of it have been served with it
+    /// (`upload.getFile`): parts asked with the old one are answered `FILE_REFERENCE_EXPIRED`, as Telegram answers
+    /// when a reference ages, and the message fetched again carries the new one (core.telegram.org/api/file_reference).
+    /// Applied by `TestTelegramService`, which reads it from the first DC.
+    public var expireFileReferenceEvery: Int64?
 
     /// No faults.
     public init() {}
@@ -59,7 +64,8 @@ public struct FaultPlan: Sendable {
 
     /// Reads `mtserver --faults`: comma-separated items `drop=P`, `duplicate=P`, `reorder=P` (P in 0…1),
     /// `delay=P:SECONDS`, `error=METHOD:CODE:MESSAGE` (e.g. `error=help.getConfig:420:FLOOD_WAIT_5`),
-    /// `error-once=METHOD:CODE:MESSAGE`, `close=METHOD`, `close-once=METHOD`, `drop-encrypted=N` and `withhold-push=N`.
+    /// `error-once=METHOD:CODE:MESSAGE`, `close=METHOD`, `close-once=METHOD`, `drop-encrypted=N`, `withhold-push=N`
+    /// and `expire-reference=BYTES`.
     public init(parsing spec: String) throws(SpecError) {
         for item in spec.split(separator: ",").map({ String($0).trimmingCharacters(in: .whitespaces) })
         where !item.isEmpty {
@@ -107,9 +113,15 @@ public struct FaultPlan: Sendable {
                     throw SpecError(item: item, reason: "expected withhold-push=N, N ≥ 1")
                 }
                 withholdMessagePush = n
+            case "expire-reference":
+                guard let bytes = Int64(value), bytes >= 1 else {
+                    throw SpecError(item: item, reason: "expected expire-reference=BYTES, BYTES ≥ 1")
+                }
+                expireFileReferenceEvery = bytes
             default:
                 throw SpecError(item: item, reason: "unknown fault (drop, duplicate, reorder, delay, error, "
-                                    + "error-once, close, close-once, drop-encrypted, withhold-push)")
+                                    + "error-once, close, close-once, drop-encrypted, withhold-push, "
+                                    + "expire-reference)")
             }
         }
     }

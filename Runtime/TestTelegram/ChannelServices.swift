@@ -259,7 +259,8 @@ extension TestTelegramService {
             let range = paging.range(in: all, id: \.id, date: \.date)
             let page = all[range]
             return .channelMessages(.init(
-                pts: channel.pts, count: Int32(clamping: all.count), messages: page.map { $0.api(in: channel, viewer: me) },
+                pts: channel.pts, count: Int32(clamping: all.count),
+                messages: page.map { $0.api(in: channel, viewer: me, media: state.current($0.media)) },
                 topics: [], chats: [channel.api(viewer: me)],
                 users: state.members(channel.broadcast ? [] : page.map(\.sender), viewer: me)))
         }
@@ -484,8 +485,8 @@ struct ChannelMessage {
     var reactions = StoredReactions()
 
     /// The message as `viewer` sees it: a supergroup's carry `from_id`, a broadcast channel's are `post`s without
-    /// one; `out` for the sender.
-    func api(in channel: Channel, viewer: Int64) -> Api.Message {
+    /// one; `out` for the sender. `media`, when given, stands for the stored media (with a current file reference).
+    func api(in channel: Channel, viewer: Int64, media current: Api.MessageMedia? = nil) -> Api.Message {
         let replyHeader = replyTo.map { Api.MessageReplyHeader.messageReplyHeader(.init(replyToMsgId: $0)) }
         if let action {
             return .messageService(.init(out: sender == viewer, silent: silent, id: id,
@@ -496,7 +497,7 @@ struct ChannelMessage {
         return .message(.init(out: sender == viewer, silent: silent, post: channel.broadcast, pinned: pinned, id: id,
                        fromId: channel.broadcast ? nil : .peerUser(.init(userId: sender)),
                        peerId: .peerChannel(.init(channelId: channel.id)), fwdFrom: fwdFrom, replyTo: replyHeader,
-                       date: date, message: text, media: media, entities: entities, groupedId: groupedID,
+                       date: date, message: text, media: current ?? media, entities: entities, groupedId: groupedID,
                        reactions: reactions.entries.isEmpty ? nil
                            : reactions.api(viewer: viewer, list: !channel.broadcast)))
     }

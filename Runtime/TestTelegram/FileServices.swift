@@ -104,7 +104,7 @@ extension TestTelegramService {
     /// most 1 MiB that divides 1 MiB unless `precise`, and the chunk within one 1 MiB block.
     /// The answer is written here rather than returned as a value (see `uploadFile`).
     private func getFile(_ call: RPCCall, _ request: Api.functions.upload.GetFile) throws(RPCError) -> [UInt8] {
-        _ = try caller(call)
+        let me = try caller(call)
         let location = request.location
         let offset = request.offset
         let limit = Int64(request.limit)
@@ -117,13 +117,13 @@ extension TestTelegramService {
         guard offset >= 0, offset % unit == 0, offset / block == (offset + limit - 1) / block else {
             throw RPCError(code: 400, message: "OFFSET_INVALID")
         }
-        // A document or its thumbnail, a photo, or a secret chat's encrypted file (EncryptedServices.swift).
+        // A document or its thumbnail, a photo, a profile photo, or a secret chat's encrypted file
+        // (EncryptedServices.swift).
         let (bytes, dcID, date, referenceValid, file) = try state.withLock { state throws(RPCError) -> ([UInt8], Int32, Int32, Bool, TransferLog.File?) in
             switch location {
             case .inputDocumentFileLocation(let input):
-                guard let document = state.documents[input.id], document.accessHash == input.accessHash else {
-                    throw RPCError(code: 400, message: "FILE_ID_INVALID")
-                }
+                let document = try Self.stored(state.documents, id: input.id, accessHash: input.accessHash,
+                                               unknown: "FILE_ID_INVALID")
                 var bytes = document.bytes
                 if !input.thumbSize.isEmpty {
                     // A thumbnail the sender uploaded (MediaServices.swift).
@@ -137,6 +137,9 @@ extension TestTelegramService {
             case .inputPhotoFileLocation(let input):
                 let photo = try photoFile(input, in: state)
                 return (photo.bytes, photo.dcID, photo.date, photo.referenceValid, .photo(input.id))
+            case .inputPeerPhotoFileLocation(let input):
+                let photo = try profilePhotoFile(input, me: me, in: state)
+                return (photo.bytes, photo.dcID, photo.date, true, .photo(input.photoId))
             case .inputEncryptedFileLocation(let input):
                 let file = try state.secret.file(input.id, accessHash: input.accessHash)
                 return (file.bytes, file.dcID, file.date, true, nil)
@@ -153,7 +156,10 @@ extension TestTelegramService {
         let start = Int(min(offset, Int64(bytes.count)))
         let end = Int(min(offset + limit, Int64(bytes.count)))
         let answer = Self.uploadFile(mtime: date, bytes: bytes[start..<end])
-        if let file { recordPart(file, bytes: end - start, call: call) }
+        if let file {
+            recordPart(file, bytes: end - start, call: call)
+            if let every = faults?.expireFileReferenceEvery { served(file, bytes: end - start, every: every) }
+        }
         return answer
     }
 

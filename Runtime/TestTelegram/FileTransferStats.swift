@@ -82,12 +82,31 @@ struct TransferLog {
     }
 
     func stats(_ file: File) -> FileTransferStats? { files[file]?.stats }
+
+    /// A message fetched by id: of a user's own box, or of a channel.
+    enum FetchedMessage: Hashable {
+        case user(Int64, Int32)
+        case channel(Int64, Int32)
+    }
+
+    /// Fetches by message, at most `maxFiles * 16` messages (the count starts over past that).
+    private(set) var fetches: [FetchedMessage: Int] = [:]
+
+    mutating func fetched(_ message: FetchedMessage) {
+        if fetches[message] == nil, fetches.count >= Self.maxFiles * 16 { fetches.removeAll() }
+        fetches[message, default: 0] += 1
+    }
 }
 
 extension TestTelegramService {
     /// What the server saw of a document's downloads (`upload.getFile`), nil if none.
     public func downloadStats(document id: Int64) -> FileTransferStats? {
         transfers.withLock { $0.stats(.document(id)) }
+    }
+
+    /// What the server saw of a photo's downloads (every size, and a profile photo's), nil if none.
+    public func downloadStats(photo id: Int64) -> FileTransferStats? {
+        transfers.withLock { $0.stats(.photo(id)) }
     }
 
     /// What the server saw of an upload by `user` of the client's file id `fileID` (the `InputFile`'s id).
@@ -104,6 +123,35 @@ extension TestTelegramService {
             guard state.documents[id] != nil else { return nil }
             state.documents[id]?.fileReference = fresh
             return fresh
+        }
+    }
+
+    /// How many times `user` fetched its message `id` by id (`messages.getMessages`), as a client does for a fresh
+    /// file reference (core.telegram.org/api/file_reference).
+    public func messageFetches(user: Int64, id: Int32) -> Int {
+        transfers.withLock { $0.fetches[.user(user, id)] ?? 0 }
+    }
+
+    /// How many times message `id` of channel `channel` was fetched by id (`channels.getMessages`).
+    public func messageFetches(channel: Int64, id: Int32) -> Int {
+        transfers.withLock { $0.fetches[.channel(channel, id)] ?? 0 }
+    }
+
+    func recordFetches(_ messages: [TransferLog.FetchedMessage]) {
+        transfers.withLock { log in
+            for message in messages { log.fetched(message) }
+        }
+    }
+
+    /// Counts `bytes` served of `file` with its reference: `FaultPlan.expireFileReferenceEvery` bytes renew it.
+    func served(_ file: TransferLog.File, bytes: Int, every: Int64) {
+        let fresh = random.bytes(16)
+        state.withLock { state in
+            switch file {
+                case .document(let id): state.documents[id]?.served(bytes, every: every, fresh: fresh)
+                case .photo(let id): state.photos[id]?.served(bytes, every: every, fresh: fresh)
+                case .upload, .cdn: break
+            }
         }
     }
 

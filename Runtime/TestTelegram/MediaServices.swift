@@ -1,9 +1,10 @@
 // Media as Telegram keeps it (core.telegram.org/api/files, /api/files#albums-grouped-media): an uploaded file becomes
 // a photo or a document on the DC it was uploaded to, with an id, an access hash and a file reference, through
 // `messages.sendMedia` or first through `messages.uploadMedia` (which an album's items need: `sendMultiMedia` takes
-// only media already stored). A photo keeps the uploaded bytes as its one size, so its download is byte for byte
-// what was sent (this server does not resize images); a document keeps its attributes and the thumbnail its sender
-// uploaded. `sendMultiMedia` sends 1 to 10 items as one album: one grouped_id, each item's caption and entities,
+// only media already stored). A photo keeps the uploaded bytes as its largest size, so its download is byte for byte
+// what was sent (this server does not resize images), beside the small and stripped sizes a test gives it; a
+// document keeps its attributes and the thumbnail its sender uploaded. `photos.uploadProfilePhoto` makes a photo
+// the caller's profile photo. `sendMultiMedia` sends 1 to 10 items as one album: one grouped_id, each item's caption and entities,
 // an `updateMessageID` for each random_id, all in one `updates` for each party.
 import MTProto
 import MTProtoServer
@@ -21,6 +22,20 @@ struct StoredPhoto {
     let date: Int32
     /// The uploaded image, kept whole as the photo's largest size.
     let full: StoredPhotoSize
+    /// Smaller sizes given with `TestTelegramService.addSize(toPhoto:type:bytes:)`, at most `maxSmallSizes`; type
+    /// "i" is a stripped size, whose bytes travel inside the photo (core.telegram.org/api/files#stripped-thumbnails).
+    var smallSizes: [StoredPhotoSize] = []
+    /// Bytes served since the file reference was made (`FaultPlan.expireFileReferenceEvery`).
+    var servedSinceReference: Int64 = 0
+
+    static let maxSmallSizes = 4
+
+    /// The size `upload.getFile` serves for `type`: the full one for its type or "", a small one by its type (a
+    /// stripped size is never served: it has no file).
+    func size(_ type: String) -> StoredPhotoSize? {
+        if type.isEmpty || type == full.type { return full }
+        return smallSizes.first { $0.type == type && $0.type != StoredPhotoSize.stripped }
+    }
 }
 
 /// One size of a photo, or a document's thumbnail: its type letter (core.telegram.org/api/files#image-thumbnail-types),
@@ -31,8 +46,12 @@ struct StoredPhotoSize {
     let height: Int32
     let bytes: [UInt8]
 
+    /// The type letter of a stripped size.
+    static let stripped = "i"
+
     var api: Api.PhotoSize {
-        .photoSize(.init(type: type, w: width, h: height, size: Int32(clamping: bytes.count)))
+        type == Self.stripped ? .photoStrippedSize(.init(type: type, bytes: bytes))
+            : .photoSize(.init(type: type, w: width, h: height, size: Int32(clamping: bytes.count)))
     }
 
     /// The type letter Telegram gives a size whose longer side is `side` pixels: s 100, m 320, x 800, y 1280, w 2560.
@@ -48,9 +67,15 @@ struct StoredPhotoSize {
 }
 
 extension StoredPhoto {
+    /// The photo as a user's profile photo, with its stripped size when it has one.
+    var profilePhoto: Api.UserProfilePhoto {
+        .userProfilePhoto(.init(photoId: id, strippedThumb: smallSizes.first { $0.type == StoredPhotoSize.stripped }?.bytes,
+                                dcId: dcID))
+    }
+
     var api: Api.Photo {
-        .photo(.init(id: id, accessHash: accessHash, fileReference: fileReference, date: date, sizes: [full.api],
-                     dcId: dcID))
+        .photo(.init(id: id, accessHash: accessHash, fileReference: fileReference, date: date,
+                     sizes: smallSizes.map(\.api) + [full.api], dcId: dcID))
     }
 }
 
@@ -78,6 +103,9 @@ extension TestTelegramService {
         }
         handlers.on(Api.functions.messages.SendMultiMedia.self) { [self] call, request throws(RPCError) in
             try sendAlbum(call, request)
+        }
+        handlers.on(Api.functions.photos.UploadProfilePhoto.self) { [self] call, request throws(RPCError) in
+            try uploadProfilePhoto(call, request)
         }
     }
 
@@ -136,6 +164,23 @@ extension TestTelegramService {
         return try sendPrivate(call, me: me, peer: request.peer, items: contents)
     }
 
+    /// `photos.uploadProfilePhoto` (core.telegram.org/method/photos.uploadProfilePhoto): the uploaded image becomes
+    /// the caller's profile photo, served by `upload.getFile` at `inputPeerPhotoFileLocation`. Videos, fallback
+    /// photos and bots' photos are not kept.
+    private func uploadProfilePhoto(_ call: RPCCall, _ request: Api.functions.photos.UploadProfilePhoto)
+        throws(RPCError) -> Api.photos.Photo {
+        let me = try caller(call)
+        guard request.bot == nil, request.video == nil, !request.fallback else {
+            throw RPCError(code: 400, message: "PHOTO_INVALID")
+        }
+        guard let file = request.file else { throw RPCError(code: 400, message: "PHOTO_FILE_MISSING") }
+        let photo = try storePhoto(file, call)
+        return state.withLock { state in
+            state.accounts[me]?.profilePhoto = photo.id
+            return .photo(.init(photo: photo.api, users: [state.user(me, viewer: me)]))
+        }
+    }
+
     /// The message media an input media stands for: an upload made into a new photo or document, or one already
     /// stored named by id, access hash and file reference.
     func storeMedia(_ media: Api.InputMedia, _ call: RPCCall) throws(RPCError) -> Api.MessageMedia {
@@ -151,26 +196,16 @@ extension TestTelegramService {
                                           ttlSeconds: uploaded.ttlSeconds)
             case .inputMediaPhoto(let input):
                 guard case .inputPhoto(let named) = input.id else { throw RPCError(code: 400, message: "MEDIA_EMPTY") }
-                let photo = try state.withLock { state throws(RPCError) -> StoredPhoto in
-                    guard let photo = state.photos[named.id], photo.accessHash == named.accessHash else {
-                        throw RPCError(code: 400, message: "MEDIA_INVALID")
-                    }
-                    guard photo.fileReference == named.fileReference else {
-                        throw RPCError(code: 400, message: "FILE_REFERENCE_EXPIRED")
-                    }
-                    return photo
+                let photo = try state.withLock { state throws(RPCError) in
+                    try Self.current(state.photos, id: named.id, accessHash: named.accessHash,
+                                     fileReference: named.fileReference, unknown: "MEDIA_INVALID")
                 }
                 return .messageMediaPhoto(.init(spoiler: input.spoiler, photo: photo.api, ttlSeconds: input.ttlSeconds))
             case .inputMediaDocument(let input):
                 guard case .inputDocument(let named) = input.id else { throw RPCError(code: 400, message: "MEDIA_EMPTY") }
-                let document = try state.withLock { state throws(RPCError) -> StoredDocument in
-                    guard let document = state.documents[named.id], document.accessHash == named.accessHash else {
-                        throw RPCError(code: 400, message: "MEDIA_INVALID")
-                    }
-                    guard document.fileReference == named.fileReference else {
-                        throw RPCError(code: 400, message: "FILE_REFERENCE_EXPIRED")
-                    }
-                    return document
+                let document = try state.withLock { state throws(RPCError) in
+                    try Self.current(state.documents, id: named.id, accessHash: named.accessHash,
+                                     fileReference: named.fileReference, unknown: "MEDIA_INVALID")
                 }
                 return Self.documentMedia(document.api, attributes: document.attributes, spoiler: input.spoiler,
                                           forceFile: false, ttlSeconds: input.ttlSeconds)
@@ -239,16 +274,105 @@ extension TestTelegramService {
         return (Int32(clamping: image.width), Int32(clamping: image.height))
     }
 
-    /// The bytes `upload.getFile` serves for a photo's size `type` (its only size; "" names it too).
+    /// A stored photo or document named by id and access hash, or 400 `unknown`.
+    static func stored<File: StoredFile>(_ files: [Int64: File], id: Int64, accessHash: Int64,
+                                         unknown: String) throws(RPCError) -> File {
+        guard let file = files[id], file.accessHash == accessHash else { throw RPCError(code: 400, message: unknown) }
+        return file
+    }
+
+    /// `stored` with its current file reference: FILE_REFERENCE_EXPIRED for an old one
+    /// (core.telegram.org/api/file_reference).
+    static func current<File: StoredFile>(_ files: [Int64: File], id: Int64, accessHash: Int64,
+                                          fileReference: [UInt8], unknown: String) throws(RPCError) -> File {
+        let file = try stored(files, id: id, accessHash: accessHash, unknown: unknown)
+        guard file.fileReference == fileReference else { throw RPCError(code: 400, message: "FILE_REFERENCE_EXPIRED") }
+        return file
+    }
+
+    /// The bytes `upload.getFile` serves for a photo's size `type` ("" names the largest).
     func photoFile(_ input: Api.InputFileLocation.Cons_inputPhotoFileLocation, in state: ServiceState)
         throws(RPCError) -> (bytes: [UInt8], dcID: Int32, date: Int32, referenceValid: Bool) {
-        guard let photo = state.photos[input.id], photo.accessHash == input.accessHash else {
-            throw RPCError(code: 400, message: "FILE_ID_INVALID")
-        }
-        guard input.thumbSize.isEmpty || input.thumbSize == photo.full.type else {
+        let photo = try Self.stored(state.photos, id: input.id, accessHash: input.accessHash, unknown: "FILE_ID_INVALID")
+        guard let size = photo.size(input.thumbSize) else { throw RPCError(code: 400, message: "LOCATION_INVALID") }
+        return (size.bytes, photo.dcID, photo.date, photo.fileReference == input.fileReference)
+    }
+
+    /// The bytes `upload.getFile` serves for a user's profile photo: its largest size for `big`, else its smallest
+    /// downloadable one. The user must be one the caller can name, and `photo_id` its current photo.
+    func profilePhotoFile(_ input: Api.InputFileLocation.Cons_inputPeerPhotoFileLocation, me: Int64,
+                          in state: ServiceState) throws(RPCError) -> (bytes: [UInt8], dcID: Int32, date: Int32) {
+        guard let user = state.resolve(input.peer, me: me) else { throw RPCError(code: 400, message: "PEER_ID_INVALID") }
+        guard let id = state.accounts[user]?.profilePhoto, id == input.photoId, let photo = state.photos[id] else {
             throw RPCError(code: 400, message: "LOCATION_INVALID")
         }
-        return (photo.full.bytes, photo.dcID, photo.date, photo.fileReference == input.fileReference)
+        let downloadable = photo.smallSizes.filter { $0.type != StoredPhotoSize.stripped }
+        let size = input.big ? photo.full : (downloadable + [photo.full]).min { $0.bytes.count < $1.bytes.count } ?? photo.full
+        return (size.bytes, photo.dcID, photo.date)
+    }
+
+    /// Gives photo `id` a smaller size beside its full one, as Telegram makes when it stores a photo: type "s" or
+    /// "m" (a JPEG, measured from its header) is downloadable, "i" is a stripped size (the bytes of
+    /// `photoStrippedSize`, which travel inside the photo). A type the photo has already is replaced. False when the
+    /// photo is unknown, the type is its full size's, it has `StoredPhoto.maxSmallSizes` already, or the bytes do not
+    /// fit the storage bound.
+    @discardableResult
+    public func addSize(toPhoto id: Int64, type: String, bytes: [UInt8]) -> Bool {
+        let size = Self.imageSize(bytes)
+        let limits = limits
+        return state.withLock { state in
+            guard var photo = state.photos[id], !type.isEmpty, type != photo.full.type, !bytes.isEmpty,
+                  state.documentBytes + bytes.count <= limits.maxStoredFileBytes else { return false }
+            if let old = photo.smallSizes.firstIndex(where: { $0.type == type }) {
+                state.documentBytes -= photo.smallSizes.remove(at: old).bytes.count
+            }
+            guard photo.smallSizes.count < StoredPhoto.maxSmallSizes else { return false }
+            photo.smallSizes.append(StoredPhotoSize(type: type, width: size.width, height: size.height, bytes: bytes))
+            state.documentBytes += bytes.count
+            state.photos[id] = photo
+            return true
+        }
+    }
+}
+
+/// What `TestTelegramService.current` checks of a stored photo or document, and what its downloads renew.
+protocol StoredFile {
+    var accessHash: Int64 { get }
+    var fileReference: [UInt8] { get set }
+    var servedSinceReference: Int64 { get set }
+}
+
+extension StoredFile {
+    /// Counts `bytes` served with the current reference; once `every` bytes were, `fresh` replaces it.
+    mutating func served(_ bytes: Int, every: Int64, fresh: [UInt8]) {
+        servedSinceReference += Int64(bytes)
+        guard servedSinceReference >= every else { return }
+        servedSinceReference = 0
+        fileReference = fresh
+    }
+}
+
+extension StoredPhoto: StoredFile {}
+extension StoredDocument: StoredFile {}
+
+extension ServiceState {
+    /// A message's media with its photo or document as stored now (its current file reference and sizes), as
+    /// `messages.getMessages` and `messages.getHistory` answer it: a client fetches a message again for a fresh
+    /// reference.
+    func current(_ media: Api.MessageMedia?) -> Api.MessageMedia? {
+        switch media {
+            case .messageMediaPhoto(let m)?:
+                guard case .photo(let photo)? = m.photo, let stored = photos[photo.id] else { return media }
+                return .messageMediaPhoto(.init(spoiler: m.spoiler, photo: stored.api, ttlSeconds: m.ttlSeconds))
+            case .messageMediaDocument(let m)?:
+                guard case .document(let document)? = m.document, let stored = documents[document.id] else {
+                    return media
+                }
+                return .messageMediaDocument(.init(spoiler: m.spoiler, video: m.video, round: m.round, voice: m.voice,
+                                                   document: stored.api, ttlSeconds: m.ttlSeconds))
+            default:
+                return media
+        }
     }
 }
 

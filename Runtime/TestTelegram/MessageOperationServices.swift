@@ -105,6 +105,9 @@ extension TestTelegramService {
         let me = try caller(call)
         let inputs = request.id
         guard inputs.count <= 200 else { throw RPCError(code: 400, message: "LIMIT_INVALID") }
+        recordFetches(inputs.compactMap { input in
+            if case .inputMessageID(let wanted) = input { .user(me, wanted.id) } else { nil }
+        })
         return state.withLock { state in
             let account = state.accounts[me]
             var peers: [Int64] = [me]
@@ -112,7 +115,7 @@ extension TestTelegramService {
                 guard case .inputMessageID(let wanted) = input else { return .messageEmpty(.init(id: 0)) }
                 guard let message = account?.messages[wanted.id] else { return .messageEmpty(.init(id: wanted.id)) }
                 peers.append(message.peer)
-                return message.api(owner: me)
+                return message.api(owner: me, media: state.current(message.media))
             }
             return .messages(.init(messages: messages, topics: [], chats: [], users: state.users(peers, viewer: me)))
         }
@@ -125,6 +128,11 @@ extension TestTelegramService {
         let inputs = request.id
         guard inputs.count <= 200 else { throw RPCError(code: 400, message: "LIMIT_INVALID") }
         let input = request.channel
+        if case .inputChannel(let named) = input {
+            recordFetches(inputs.compactMap { input in
+                if case .inputMessageID(let wanted) = input { .channel(named.channelId, wanted.id) } else { nil }
+            })
+        }
         return try state.withLock { state throws(RPCError) in
             let channel = try state.channel(input, viewer: me)
             try channel.checkMember(me)
@@ -133,7 +141,7 @@ extension TestTelegramService {
                 guard case .inputMessageID(let wanted) = input else { return .messageEmpty(.init(id: 0)) }
                 guard let message = channel.messages[wanted.id] else { return .messageEmpty(.init(id: wanted.id)) }
                 found.append(message)
-                return message.api(in: channel, viewer: me)
+                return message.api(in: channel, viewer: me, media: state.current(message.media))
             }
             return .channelMessages(.init(
                 pts: channel.pts, count: Int32(messages.count), messages: messages, topics: [],

@@ -207,7 +207,7 @@ extension TestTelegramService {
             }
             let all = paging.bounded(account.messages.values.filter { $0.peer == with }, id: \.id)
             let range = paging.range(in: all, id: \.id, date: \.date)
-            let messages = all[range].map { $0.api(owner: me) }
+            let messages = all[range].map { $0.api(owner: me, media: state.current($0.media)) }
             let users = state.users([me, with], viewer: me)
             if range.count == all.count {
                 return .messages(.init(messages: messages, topics: [], chats: [], users: users))
@@ -407,8 +407,9 @@ extension ServiceState {
 
 extension StoredMessage {
     /// The message as its box's owner sees it: outgoing ones carry `from_id`, incoming private ones only the peer
-    /// (layer 119 and later).
-    func api(owner: Int64) -> Api.Message {
+    /// (layer 119 and later). `media`, when given, stands for the stored media (the same with a current file
+    /// reference).
+    func api(owner: Int64, media current: Api.MessageMedia? = nil) -> Api.Message {
         let replyHeader = replyTo.map { Api.MessageReplyHeader.messageReplyHeader(.init(replyToMsgId: $0)) }
         if let action {
             return .messageService(.init(out: out, silent: silent, id: id,
@@ -419,7 +420,7 @@ extension StoredMessage {
         return .message(.init(out: out, silent: silent, pinned: pinned, id: id,
                               fromId: out ? .peerUser(.init(userId: owner)) : nil, peerId: .peerUser(.init(userId: peer)),
                               fwdFrom: fwdFrom, viaBotId: viaBotID, replyTo: replyHeader, date: date, message: text,
-                              media: media, replyMarkup: replyMarkup, entities: entities, editDate: editDate,
+                              media: current ?? media, replyMarkup: replyMarkup, entities: entities, editDate: editDate,
                               groupedId: groupedID,
                               reactions: reactions.entries.isEmpty ? nil : reactions.api(viewer: owner, list: true)))
     }

@@ -339,6 +339,8 @@ struct Account {
     /// Messages waiting for their date, by id (MessageOperationServices.swift): ids of their own, counted from 1.
     var scheduled: [Int32: StoredMessage] = [:]
     var nextScheduledID: Int32 = 1
+    /// The profile photo (`photos.uploadProfilePhoto`), a photo of `ServiceState.photos`.
+    var profilePhoto: Int64?
 
     func unreadCount(with peer: Int64) -> Int32 {
         let read = dialogs[peer]?.readInboxMaxID ?? 0
@@ -368,6 +370,8 @@ struct StoredDocument {
     let bytes: [UInt8]
     /// The thumbnail its sender uploaded beside it (MediaServices.swift).
     var thumbnail: StoredPhotoSize? = nil
+    /// Bytes served since the file reference was made (`FaultPlan.expireFileReferenceEvery`).
+    var servedSinceReference: Int64 = 0
 }
 
 struct PendingCode {
@@ -456,8 +460,9 @@ struct ServiceState {
         return .user(.init(isSelf: me, id: id, accessHash: hash(account.accessHash, viewer: viewer),
                            firstName: account.firstName,
                            lastName: account.lastName.isEmpty ? nil : account.lastName, username: account.username,
-                           phone: me && !bot ? account.phone.digits : nil, botInfoVersion: bot ? 1 : nil,
-                           botInlinePlaceholder: bot ? "Search…" : nil))
+                           phone: me && !bot ? account.phone.digits : nil,
+                           photo: account.profilePhoto.flatMap { photos[$0] }.map(\.profilePhoto),
+                           botInfoVersion: bot ? 1 : nil, botInlinePlaceholder: bot ? "Search…" : nil))
     }
 
     func users(_ ids: [Int64], viewer: Int64) -> [Api.User] {

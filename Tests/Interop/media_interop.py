@@ -7,12 +7,17 @@
 2. Bob on `mtcall send-file` sends an album of two photos and a video (with its duration and size); Telethon's
    `events.Album` sees the album as one event with the caption, and `message.video` the video with the duration and
    size sent, and for an MP4 sent without them, the duration and size read from its boxes.
+3. Alice on Telethon sends Bob a photo and a 3 MB document; Bob's `mtcall download-media` downloads each, byte for
+   byte the file Telethon sent and what Telethon's own `download_media` gets, with its progress on standard error.
+   The server renews a file reference after every MiB served (`--faults expire-reference=1048576`), so the
+   document's download renews its reference twice on the way by fetching the message again.
 
 Every subprocess and await is bounded in time; mtserver is stopped on the way out.
 
 Usage: media_interop.py --mtserver PATH --mtcall PATH
 """
 import asyncio
+import hashlib
 import json
 import os
 import struct
@@ -149,6 +154,49 @@ async def our_client_sends(mtcall, alice, workdir):
     ok("mtcall send-file of an MP4 without attributes: Telethon sees the duration and size read from its boxes")
 
 
+def log_count(log_path, text):
+    with open(log_path) as handle:
+        return sum(text in line for line in handle)
+
+
+async def our_client_downloads(mtcall, alice, workdir, log_path):
+    """Part 3: Alice sends a photo and a document on Telethon; Bob's `mtcall download-media` gets them whole."""
+    photo_path, document_path = os.path.join(workdir, "telethon.png"), os.path.join(workdir, "telethon.bin")
+    with open(photo_path, "wb") as f:
+        f.write(png(64, 48, 90))
+    with open(document_path, "wb") as f:
+        f.write(os.urandom(3 * 1024 * 1024))
+    photo = await asyncio.wait_for(alice.send_file("@bob_test", photo_path, caption="photo to fetch"), 30)
+    document = await asyncio.wait_for(alice.send_file("@bob_test", document_path, caption="document to fetch",
+                                                      force_document=True), 60)
+    telethon_photo = await asyncio.wait_for(alice.download_media(photo, file=bytes), 30)
+    # Bob's ids of the two messages: his own box's, as `history` prints them.
+    ids = {m["message"]: m["id"] for m in mtcall("history", "@alice_test", "--limit", "10")}
+    for caption, sent_path, expected in (("photo to fetch", photo_path, telethon_photo),
+                                         ("document to fetch", document_path, None)):
+        fetches = log_count(log_path, "messages.getMessages")
+        out = os.path.join(workdir, f"ours-{ids[caption]}")
+        done = subprocess.run([mtcall.path, *mtcall.flags, "--timeout", "20", "download-media", "@alice_test",
+                               str(ids[caption]), "--out", out], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert "downloaded" in done.stderr, done.stderr
+        printed = json.loads(done.stdout.strip().splitlines()[-1])
+        with open(out, "rb") as f:
+            ours = f.read()
+        with open(sent_path, "rb") as f:
+            theirs = f.read()
+        assert ours == theirs, (caption, len(ours), len(theirs))
+        assert expected is None or ours == expected, (caption, len(ours), len(expected))
+        assert printed["size"] == len(theirs) and printed["sha256"] == hashlib.sha256(theirs).hexdigest(), printed
+        # mtcall fetches the message once itself; the 3 MiB document's reference is renewed after its first and
+        # second MiB served, and each renewal fetches it again.
+        fetched = log_count(log_path, "messages.getMessages") - fetches
+        assert fetched == (1 if expected is not None else 3), (caption, fetched)
+    ok("mtcall download-media: Telethon's photo byte for byte as Telethon sent and downloads it")
+    ok("mtcall download-media: Telethon's 3 MB document byte for byte, the message fetched again for each of the"
+       " two references that expired on the way")
+
+
 async def scenario(ready, keyfile, workdir, log_path):
     mtcall = Mtcall(TOOLS.mtcall, ready, keyfile, os.path.join(workdir, "bob.sqlite"))
     mtcall("--phone", BOB[0], "--code", BOB[1], "users.getUsers", '{"id": [{"_": "inputUserSelf"}]}')
@@ -156,6 +204,7 @@ async def scenario(ready, keyfile, workdir, log_path):
     try:
         await telethon_sends_an_album(mtcall, alice, workdir)
         await our_client_sends(mtcall, alice, workdir)
+        await our_client_downloads(mtcall, alice, workdir, log_path)
     finally:
         await asyncio.wait_for(alice.disconnect(), 10)
 
@@ -165,4 +214,4 @@ if __name__ == "__main__":
     sys.exit(asyncio.run(run_against_mtserver(
         "media interop", TOOLS.mtserver,
         ["--dcs", "2", "--timeout", "300", "--user", f"{ALICE[0]}:Alice::alice_test",
-         "--user", f"{BOB[0]}:Bob::bob_test"], scenario, limit=120)))
+         "--user", f"{BOB[0]}:Bob::bob_test", "--faults", "expire-reference=1048576"], scenario, limit=120)))

@@ -14,6 +14,7 @@
 - `members`, `ban` and `promote` by PEER in a supergroup, and their usage errors (a filter, a right, a link).
 - `react PEER MESSAGE_ID EMOJI` and `--remove` print the reactions as they now are; a missing EMOJI, a word for one
   and a missing title for `title` exit 64 before connecting.
+- `download-media`: without MESSAGE_ID a usage error (exit 64); of a message without media exit 1, saying so.
 
 Every wait is bounded; mtserver is stopped on the way out.
 """
@@ -144,6 +145,12 @@ def main():
             done = mtcall.run(*bob, "pin", "user:424242", "1")
             check("pin in a chat the cache has not seen: exit 1, the hint naming @username",
                   done.returncode == 1 and "user#424242" in done.stderr and "@username" in done.stderr, done.stderr)
+            done = mtcall.run(*bob, "download-media", "@alice_test")
+            check("download-media without MESSAGE_ID: exit 64 with the usage",
+                  done.returncode == 64 and "usage: mtcall download-media" in done.stderr, done.stderr)
+            done = mtcall.run(*bob, "download-media", "@alice_test", str(last))
+            check("download-media of a text message: exit 1, saying it has no media",
+                  done.returncode == 1 and "has no media" in done.stderr, done.stderr)
 
             # Bob's session reopened: configured on DC 2, its home DC 1.
             payload = os.path.join(workdir, "payload.bin")

@@ -21,7 +21,7 @@ struct FileOptions: ParsableArguments {
     @Option(help: "upload: send the file to this PEER as a document; forward: the PEER to forward to (me, @username, user:ID, channel:ID, chat:ID).")
     var to: String?
 
-    @Option(help: "download: the file to write.")
+    @Option(help: "download, download-media: the file to write.")
     var out: String?
 
     @Option(name: .customLong("file-dc"), help: "download: the DC the file lives on (default: where FILE_MIGRATE says).")

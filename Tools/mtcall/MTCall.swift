@@ -120,6 +120,14 @@ struct MTCall: AsyncParsableCommand {
             --height give them. Progress goes to standard error; each message sent prints as one tl-json line.
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite send-file @alice_test a.jpg \
                 --caption '<b>one</b>' --html --album b.jpg --album clip.mp4
+
+            METHOD `download-media PEER MESSAGE_ID` downloads the message's photo or document into --out PATH \
+            (default: the document's name, or photo-ID.jpg, in the current directory): --size largest (default), \
+            smallest, stripped (the thumbnail the message carries, made a JPEG without a download) or a type letter \
+            (s, m, x…; for a document, its thumbnails). An expired file reference is renewed by fetching the message \
+            again. Progress goes to standard error; then {"path", "size", "sha256"} prints as one JSON line.
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite download-media bob_test 7 \
+                --out cat.jpg
             """,
         version: SwiftMTProto.version)
 
@@ -216,7 +224,7 @@ struct MTCall: AsyncParsableCommand {
     @OptionGroup(title: "Chats (members, ban, promote, title, react)")
     var chats: ChatOptions
 
-    @OptionGroup(title: "Media (send-file)")
+    @OptionGroup(title: "Media (send-file, download-media)")
     var media: MediaOptions
 
     @OptionGroup(title: "Bots (press, inline, bot)")
@@ -225,7 +233,7 @@ struct MTCall: AsyncParsableCommand {
     @Argument(help: "Its arguments as a tl-json object (default {}); for send, send-file, history, edit, delete, pin, read and press, the PEER; for forward, the PEER forwarded from; for inline, the BOT.")
     var params: String = "{}"
 
-    @Argument(help: "send's TEXT; send-file's PATH; edit's MESSAGE_ID and TEXT; the MESSAGE_IDs of delete, forward, pin and read; press's MESSAGE_ID; inline's QUERY; react's MESSAGE_ID and EMOJI; title's TEXT.")
+    @Argument(help: "send's TEXT; send-file's PATH; edit's MESSAGE_ID and TEXT; the MESSAGE_IDs of delete, forward, pin and read; press's MESSAGE_ID; inline's QUERY; react's MESSAGE_ID and EMOJI; title's TEXT; download-media's MESSAGE_ID.")
     var more: [String] = []
 
     @Option(help: "history and dialogs: print at most this many items.")
@@ -317,6 +325,7 @@ struct MTCall: AsyncParsableCommand {
             case "bot": return try await runBot(logger: logger)
             case "react": return try await runReact(logger: logger)
             case "title": return try await runTitle(logger: logger)
+            case "download-media": return try await runDownloadMedia(logger: logger)
             default: guard more.isEmpty else { throw ValidationError("unexpected arguments: \(more)") }
         }
         let schema = Checker.check(file: "api.tl", text: Api.schemaSource)

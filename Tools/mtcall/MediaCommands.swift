@@ -1,10 +1,13 @@
 // `mtcall send-file PEER PATH [--caption TEXT] [--album PATH…]`: a photo, video, audio file, voice note or document
 // sent through `TelegramClient.sendMedia`, or with --album an album of PATH and the others through `sendAlbum`, with
 // the upload's progress on standard error. Each file's kind comes from its extension unless --as names it; each
-// message sent prints as one tl-json line.
+// message sent prints as one tl-json line. `mtcall download-media PEER MESSAGE_ID [--out PATH] [--size SIZE]`: the
+// message's photo or document through `TelegramClient.downloadMedia`, its progress on standard error, then one JSON
+// line {"path", "size", "sha256"}.
 import ArgumentParser
 import Foundation
 import Logging
+import TLRuntime
 import TLJSON
 import TelegramClient
 import TelegramFormatting
@@ -29,6 +32,10 @@ struct MediaOptions: ParsableArguments {
 
     @Option(help: "send-file: a video's height in pixels (default: read from it).")
     var height: Int?
+
+    @Option(name: .customLong("size"),
+            help: "download-media: largest (default), smallest, stripped (the thumbnail inside the message, as a JPEG), or a size's type letter (s, m, x…; a document's thumbnails).")
+    var mediaSize: String = "largest"
 }
 
 extension MTCall {
@@ -60,6 +67,49 @@ extension MTCall {
             progress.finish()
             for message in sent { Self.printLine(TLJSONWriter.json(message.message), output) }
         }
+    }
+
+    static let downloadMediaUsage = "usage: mtcall download-media PEER MESSAGE_ID [--out PATH] [--size SIZE]"
+
+    /// `download-media PEER MESSAGE_ID`: without --out, the file is written in the current directory under the
+    /// document's name, or `photo-ID.jpg`.
+    func runDownloadMedia(logger: Logger) async throws {
+        guard more.count == 1 else { throw ValidationError(Self.downloadMediaUsage) }
+        let id = try Self.messageID(more[0], usage: Self.downloadMediaUsage)
+        let size: MediaSize = switch media.mediaSize {
+            case "largest": .largest
+            case "smallest": .smallest
+            case "stripped": .stripped
+            case let type: .type(type)
+        }
+        let reference = try PeerReference(params)
+        try await followingUpdates(logger: logger, follows: false) { client, _ in
+            let peer = try await reference.peerID(client)
+            guard let message = try await client.message(id, in: peer) else {
+                throw MessageError.notFound(ids: [id], chat: peer)
+            }
+            let out = files.out ?? Self.defaultName(of: message)
+            let progress = ProgressPrinter(verb: "downloaded")
+            let written = try await client.downloadMedia(
+                of: message, size: size, to: out,
+                options: FileTransferOptions(partsInFlight: files.partsInFlight, mediaConnections: files.mediaConnections,
+                                             partSize: files.partSize, progress: { progress.show($0) }))
+            progress.finish()
+            print("{\"path\": \"\(out)\", \"size\": \(written), "
+                  + "\"sha256\": \"\(Hex.encode(try Self.sha256(path: out)))\"}")
+        }
+    }
+
+    /// A document's file name (its last path component only), else `photo-ID.jpg` / `document-ID`.
+    private static func defaultName(of message: ChatMessage) -> String {
+        if case .messageMediaDocument(let media)? = message.media, case .document(let document)? = media.document {
+            for case .documentAttributeFilename(let name) in document.attributes {
+                let last = String(name.fileName.split(separator: "/").last ?? "")
+                if !last.isEmpty, last != ".", last != ".." { return last }
+            }
+            return "document-\(message.id)"
+        }
+        return "photo-\(message.id).jpg"
     }
 
     /// The kind `path` is sent as: --as, or its extension's.

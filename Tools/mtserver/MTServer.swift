@@ -55,7 +55,7 @@ struct MTServer: AsyncParsableCommand {
     @Option(help: "Stop after this many seconds (0: run until SIGINT/SIGTERM).")
     var timeout: Double = 0
 
-    @Option(help: "Faults to inject, comma-separated: drop=P, duplicate=P, reorder=P, delay=P:SECONDS (outgoing frames, P in 0...1), error=METHOD:CODE:MESSAGE, error-once=METHOD:CODE:MESSAGE (the first call on each DC only), close=METHOD (every call closes its connection), close-once=METHOD (the first call only), drop-encrypted=N (the N-th messages.sendEncrypted relayed is answered but never delivered), withhold-push=N (the N-th message sent is stored but not pushed). Draws are seeded by --seed.")
+    @Option(help: "Faults to inject, comma-separated: drop=P, duplicate=P, reorder=P, delay=P:SECONDS (outgoing frames, P in 0...1), error=METHOD:CODE:MESSAGE, error-once=METHOD:CODE:MESSAGE (the first call on each DC only), close=METHOD (every call closes its connection), close-once=METHOD (the first call only), drop-encrypted=N (the N-th messages.sendEncrypted relayed is answered but never delivered), withhold-push=N (the N-th message sent is stored but not pushed), expire-reference=BYTES (a photo's or document's file reference is renewed each time BYTES of it were downloaded). Draws are seeded by --seed.")
     var faults: String?
 
     @Option(help: "Seed the server's randomness (nonces, salts, padding) so a run replays; not for real keys.")

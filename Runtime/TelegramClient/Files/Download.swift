@@ -20,6 +20,10 @@ public struct FileDownload: AsyncSequence, Sendable {
     let dc: Int32?
     let size: Int64?
     let options: FileTransferOptions
+    /// Bytes already at hand (a stripped or cached thumbnail): handed over as the one part, nothing asked.
+    var inline: [UInt8]? = nil
+    /// Where a fresh file reference comes from when the location's expires (a media download).
+    var renewal: FileReferenceRenewal? = nil
 
     /// Starts asking for parts.
     public func makeAsyncIterator() -> Iterator {
@@ -61,6 +65,11 @@ final class DownloadWindow {
 
     func next() async throws -> [UInt8]? {
         guard !finished else { return nil }
+        if let inline = download.inline {
+            finished = true
+            progress.add(inline.count)
+            return inline.isEmpty ? nil : inline
+        }
         guard partSize >= 4096, partSize % 4096 == 0, (1 << 20) % partSize == 0 else {
             finished = true
             throw FileTransferError.invalidPartSize(partSize)
@@ -102,15 +111,16 @@ final class DownloadWindow {
     private func fill() {
         guard let source else { return }
         let client = download.client, location = download.location, options = download.options
-        let partSize = partSize, progress = progress
+        let partSize = partSize, progress = progress, renewal = download.renewal
         while tasks.count < options.inFlight {
             let offset = Int64(nextPart) * Int64(partSize)
             if let size = download.size, offset >= size, nextPart > 0 { return }
             let part = nextPart
             nextPart += 1
             tasks.append(Task {
-                let bytes = try await client.downloadPart(location, offset: offset, limit: Int32(partSize), part: part,
-                                                          source: source, options: options)
+                let bytes = try await client.downloadPart(location, renewal: renewal, offset: offset,
+                                                          limit: Int32(partSize), part: part, source: source,
+                                                          options: options)
                 progress.add(bytes.count)
                 return bytes
             })
@@ -131,6 +141,11 @@ extension TelegramClient {
     public nonisolated func download(_ location: Api.InputFileLocation, to path: String, dc: Int32? = nil,
                                      size: Int64? = nil,
                                      options: FileTransferOptions = FileTransferOptions()) async throws -> Int64 {
+        try await write(download(location, dc: dc, size: size, options: options), to: path)
+    }
+
+    /// Writes the bytes of `download` into a file at `path` (created or truncated) as they arrive; returns how many.
+    nonisolated func write(_ download: FileDownload, to path: String) async throws -> Int64 {
         let descriptor: FileDescriptor
         do {
             descriptor = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .truncate],
@@ -140,7 +155,7 @@ extension TelegramClient {
         }
         defer { try? descriptor.close() }
         var written: Int64 = 0
-        for try await chunk in download(location, dc: dc, size: size, options: options) {
+        for try await chunk in download {
             do {
                 _ = try chunk.withUnsafeBytes { try descriptor.writeAll($0) }
             } catch {
@@ -149,5 +164,72 @@ extension TelegramClient {
             written += Int64(chunk.count)
         }
         return written
+    }
+}
+
+/// A media download's location, which a fresh file reference replaces when the old one expires
+/// (core.telegram.org/api/file_reference). The parts that meet `FILE_REFERENCE_EXPIRED` on one location share one
+/// fetch of the message: the first fetches, the rest wait for it, and a part that saw an older location takes the
+/// newer one without a fetch. At most `limit` fetches in all; each generation of the location counts one.
+actor FileReferenceRenewal {
+    private var location: Api.InputFileLocation
+    private var generation = 0
+    private var pending: Task<Api.InputFileLocation, any Error>?
+    private(set) var fetches = 0
+    private let limit: Int
+    private let exhausted: any Error
+    private let fetch: @Sendable () async throws -> Api.InputFileLocation
+
+    /// `fetch` gets the location anew (with its fresh reference); `exhausted` is thrown past `limit` fetches.
+    init(_ location: Api.InputFileLocation, limit: Int, exhausted: any Error,
+         fetch: @escaping @Sendable () async throws -> Api.InputFileLocation) {
+        self.location = location
+        self.limit = limit
+        self.exhausted = exhausted
+        self.fetch = fetch
+    }
+
+    /// The location now and its generation.
+    var current: (Api.InputFileLocation, Int) { (location, generation) }
+
+    /// A location newer than generation `seen`: the one there is when it is newer, else a fresh one.
+    func renewed(after seen: Int) async throws -> (Api.InputFileLocation, Int) {
+        if seen < generation { return (location, generation) }
+        if let pending { return (try await Self.value(of: pending), seen + 1) }
+        guard fetches < limit else { throw exhausted }
+        fetches += 1
+        let task = Task { [fetch] in try await fetch() }
+        pending = task
+        defer { pending = nil }
+        let fresh = try await Self.value(of: task)
+        (location, generation) = (fresh, seen + 1)
+        return (fresh, generation)
+    }
+
+    /// The fetch's answer; a part cancelled while it waits (the download is) cancels the fetch too.
+    private static func value(of task: Task<Api.InputFileLocation, any Error>) async throws -> Api.InputFileLocation {
+        try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+}
+
+extension TelegramClient {
+    /// A part at the renewal's location, asked again at a fresh one each time its reference expired.
+    nonisolated func downloadPart(_ location: Api.InputFileLocation, renewal: FileReferenceRenewal?, offset: Int64,
+                                  limit: Int32, part: Int, source: DownloadSource,
+                                  options: FileTransferOptions) async throws -> [UInt8] {
+        guard let renewal else {
+            return try await downloadPart(location, offset: offset, limit: limit, part: part, source: source,
+                                          options: options)
+        }
+        // Bounded: each turn has a newer generation, and the renewal makes at most `limit` of them.
+        var (location, generation) = await renewal.current
+        while true {
+            do {
+                return try await downloadPart(location, offset: offset, limit: limit, part: part, source: source,
+                                              options: options)
+            } catch FileTransferError.fileReferenceExpired {
+                (location, generation) = try await renewal.renewed(after: generation)
+            }
+        }
     }
 }

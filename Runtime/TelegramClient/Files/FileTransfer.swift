@@ -27,11 +27,16 @@ public struct FileTransferOptions: Sendable {
     public var maxFloodWait: Int
     /// Called after each part with the bytes done so far (from the parts' tasks, so it must be quick).
     public var progress: (@Sendable (TransferProgress) -> Void)?
+    /// How many times a media download fetches its message again for a fresh file reference before it fails
+    /// (``MediaDownloadError/referenceKeptExpiring(message:chat:fetches:)``).
+    public var maxReferenceRenewals: Int
 
-    /// Options with the defaults: 4 parts in flight over 2 media connections, 512 KiB parts, 8 attempts a part.
+    /// Options with the defaults: 4 parts in flight over 2 media connections, 512 KiB parts, 8 attempts a part,
+    /// 4 renewals of a media download's file reference.
     public init(partsInFlight: Int = 4, mediaConnections: Int = 2, partSize: Int? = nil, attemptsPerPart: Int = 8,
                 partTimeout: Duration = .seconds(20), maxFloodWait: Int = 60,
-                progress: (@Sendable (TransferProgress) -> Void)? = nil) {
+                progress: (@Sendable (TransferProgress) -> Void)? = nil, maxReferenceRenewals: Int = 4) {
+        self.maxReferenceRenewals = maxReferenceRenewals
         self.partsInFlight = partsInFlight
         self.mediaConnections = mediaConnections
         self.partSize = partSize
