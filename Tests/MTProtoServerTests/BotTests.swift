@@ -31,7 +31,7 @@ struct BotPair {
         let bot = try telegram.client(), alice = try telegram.client()
         let botLog = TypedEventLog(bot), aliceLog = TypedEventLog(alice)
         _ = try await bot.signIn(botToken: token)
-        try await bot.connect()
+        try await LocalTelegram.followingUpdates(bot)
         _ = try await LocalTelegram.signIn(alice, phone: "9996620001")
         let botPeer = try await alice.resolve(username: "helper_bot")
         _ = try await alice.sendMessage(to: botPeer, formatted: .plain("/start"))

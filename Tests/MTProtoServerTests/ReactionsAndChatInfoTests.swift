@@ -190,6 +190,7 @@ import Testing
         try room.telegram.service.addBot(token: token, firstName: "Warden", username: "warden_bot")
         let bot = try room.telegram.client()
         guard case .user(let me) = try await bot.signIn(botToken: token) else { throw HarnessFailure(description: "bot") }
+        try await LocalTelegram.followingUpdates(bot)
         let botLog = TypedEventLog(bot)
         let group = try await room.alice.createSupergroup(title: "Watched")
         let warden = try await room.alice.resolve(username: "warden_bot")
