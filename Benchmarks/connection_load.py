@@ -50,7 +50,7 @@ def main():
         # connection.
         mtcall = [os.path.join(binary, "mtcall"), "--server", f"127.0.0.1:{ready['port']}", "--rsa-key", keyfile,
                   "--timeout", "30"]
-        subprocess.run([*mtcall, "--connections", "10", "--duration", "2", "help.getNearestDc"], capture_output=True,
+        subprocess.run([*mtcall, "--connections", "10", "--load-seconds", "2", "help.getNearestDc"], capture_output=True,
                        check=True, timeout=300)
         time.sleep(1)
         at_rest = resident_kb(pid)
@@ -63,7 +63,7 @@ def main():
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
-        load = subprocess.run([*mtcall, "--connections", str(args.connections), "--duration", str(args.seconds),
+        load = subprocess.run([*mtcall, "--connections", str(args.connections), "--load-seconds", str(args.seconds),
                                "help.getNearestDc"], capture_output=True, text=True, timeout=args.seconds + 900)
         done.set()
         sampler.join()

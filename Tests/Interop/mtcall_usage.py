@@ -15,6 +15,7 @@
 - `react PEER MESSAGE_ID EMOJI` and `--remove` print the reactions as they now are; a missing EMOJI, a word for one
   and a missing title for `title` exit 64 before connecting.
 - `download-media`: without MESSAGE_ID a usage error (exit 64); of a message without media exit 1, saying so.
+- `--connections 3 --load-seconds 2`: a load of three clients, every call answered; with `--session`, exit 64.
 
 Every wait is bounded; mtserver is stopped on the way out.
 """
@@ -151,6 +152,16 @@ def main():
             done = mtcall.run(*bob, "download-media", "@alice_test", str(last))
             check("download-media of a text message: exit 1, saying it has no media",
                   done.returncode == 1 and "has no media" in done.stderr, done.stderr)
+
+            # A load of a few clients: every call answered, one JSON line; a session is refused.
+            done = mtcall.run("--connections", "3", "--load-seconds", "2", "help.getNearestDc")
+            load = json.loads(done.stdout.splitlines()[-1]) if done.returncode == 0 and done.stdout.strip() else {}
+            check("--connections 3 --load-seconds 2: 6 calls answered, none failed, with the latency percentiles",
+                  load.get("calls") == 6 and load.get("answered") == 6 and load.get("failed") == 0
+                  and load.get("p99_ms", -1) >= load.get("p50_ms", 0) > 0, done.stdout + done.stderr)
+            done = mtcall.run(*bob, "--connections", "3", "help.getNearestDc")
+            check("--connections with --session: exit 64, naming --session", done.returncode == 64
+                  and "--session" in done.stderr, done.stderr)
 
             # Bob's session reopened: configured on DC 2, its home DC 1.
             payload = os.path.join(workdir, "payload.bin")

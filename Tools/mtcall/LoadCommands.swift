@@ -1,5 +1,5 @@
 // `mtcall --connections N`: a load of N clients on one server, each with its own connection and key, making the
-// call once a second for --duration seconds, every call's latency kept; what the test Telegram's concurrency and
+// call once a second for --load-seconds, every call's latency kept; what the test Telegram's concurrency and
 // memory are measured against (Benchmarks/connection_load.py).
 import Foundation
 import Logging
@@ -12,7 +12,7 @@ extension MTCall {
     /// Opens `count` clients, makes the call `body` on each once a second for `duration` seconds (spread over each
     /// second by the client's index), closes them and prints one JSON line: calls, answered, failed, the latency
     /// percentiles in milliseconds and the seconds the opening took.
-    func runConnections(_ count: Int, duration: Int, body: [UInt8], logger: Logger) async throws {
+    func runConnections(_ count: Int, seconds duration: Int, body: [UInt8], logger: Logger) async throws {
         let openStarted = ContinuousClock.now
         var clients: [TelegramClient] = []
         clients.reserveCapacity(count)

@@ -200,11 +200,11 @@ struct MTCall: AsyncParsableCommand {
     @Option(help: "Send the call this many times, up to 100 in flight on one connection (a load test); prints the last result, and the calls per second on standard error.")
     var `repeat`: Int = 1
 
-    @Option(help: "Open this many clients, each with its own connection and key, and make the call on each once a second for --duration seconds (a load test, without --session); prints one JSON line: calls answered and failed, latency p50/p99/max in ms.")
+    @Option(help: "Open this many clients, each with its own connection and key, and make the call on each once a second for --load-seconds (a load test, without --session); prints one JSON line: calls answered and failed, latency p50/p99/max in ms.")
     var connections: Int?
 
-    @Option(help: "--connections: how many seconds the load runs.")
-    var duration: Int = 60
+    @Option(name: .customLong("load-seconds"), help: "--connections: how many seconds the load runs.")
+    var loadSeconds: Int = 60
 
     @Flag(help: "Log what the client does on standard error.")
     var verbose = false
@@ -266,7 +266,9 @@ struct MTCall: AsyncParsableCommand {
         if !(1...1_000_000).contains(`repeat`) { throw ValidationError("--repeat must be 1...1000000") }
         if let connections {
             guard (1...5_000).contains(connections) else { throw ValidationError("--connections must be 1...5000") }
-            guard (1...3_600).contains(duration) else { throw ValidationError("--duration must be 1...3600 seconds") }
+            guard (1...3_600).contains(loadSeconds) else {
+                throw ValidationError("--load-seconds must be 1...3600")
+            }
             guard session == nil, `repeat` == 1, phone == nil else {
                 throw ValidationError("--connections opens clients of its own: leave out --session, --repeat and --phone")
             }
@@ -345,7 +347,7 @@ struct MTCall: AsyncParsableCommand {
         }
         let resultType = try ValueType.parse(function.result.description, schemas: [schema])
 
-        if let connections { return try await runConnections(connections, duration: duration, body: body, logger: logger) }
+        if let connections { return try await runConnections(connections, seconds: loadSeconds, body: body, logger: logger) }
         let (client, store) = try await makeClient(logger: logger, followsUpdates: false)
         let outcome: Result<[UInt8], any Error>
         do {
