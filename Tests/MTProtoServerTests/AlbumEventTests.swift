@@ -8,14 +8,7 @@ import Testing
 @Suite struct AlbumEventTests {
     @Test func aGroupedMessageThatComesAloneIsANewMessage() async throws {
         let pair = try await EventPair.start(seed: 5207)
-        let file = try await pair.bob.upload(bytes: Array(repeating: 0x5A, count: 900), name: "p.jpg")
-        let stored = try await pair.bob.invoke(Api.functions.messages.uploadMedia(
-            peer: pair.toAlice, media: .inputMediaUploadedPhoto(.init(file: file))))
-        guard case .messageMediaPhoto(let media) = stored, case .photo(let photo)? = media.photo else {
-            throw HarnessFailure(description: "\(stored)")
-        }
-        let named = Api.InputMedia.inputMediaPhoto(.init(id: .inputPhoto(.init(
-            id: photo.id, accessHash: photo.accessHash, fileReference: photo.fileReference))))
+        let named = try await pair.bobStoresPhoto(Array(repeating: 0x5A, count: 900))
         func single(_ randomID: Int64, _ caption: String) -> Api.InputSingleMedia {
             .inputSingleMedia(.init(media: named, randomId: randomID, message: caption))
         }

@@ -28,6 +28,20 @@ private func fileBytes(_ count: Int, seed: UInt8) -> [UInt8] {
     (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
 }
 
+extension EventPair {
+    /// A photo of `bytes` Bob uploaded with `messages.uploadMedia` for Alice, as the input media that names it.
+    func bobStoresPhoto(_ bytes: [UInt8]) async throws -> Api.InputMedia {
+        let file = try await bob.upload(bytes: bytes, name: "p.jpg")
+        let stored = try await bob.invoke(Api.functions.messages.uploadMedia(
+            peer: toAlice, media: .inputMediaUploadedPhoto(.init(file: file))))
+        guard case .messageMediaPhoto(let media) = stored, case .photo(let photo)? = media.photo else {
+            throw HarnessFailure(description: "\(stored)")
+        }
+        return .inputMediaPhoto(.init(id: .inputPhoto(.init(
+            id: photo.id, accessHash: photo.accessHash, fileReference: photo.fileReference))))
+    }
+}
+
 @Suite struct MediaTests {
     /// The calls that would upload or send media.
     static let sendingMethods = ["messages.sendMedia", "messages.sendMultiMedia", "messages.uploadMedia",
@@ -234,14 +248,7 @@ private func fileBytes(_ count: Int, seed: UInt8) -> [UInt8] {
 
     @Test func theTestTelegramRefusesAlbumsAndMediaAsTelegramDoes() async throws {
         let pair = try await EventPair.start(seed: 5206)
-        let file = try await pair.bob.upload(bytes: fileBytes(1_000, seed: 9), name: "p.jpg")
-        let stored = try await pair.bob.invoke(Api.functions.messages.uploadMedia(
-            peer: pair.toAlice, media: .inputMediaUploadedPhoto(.init(file: file))))
-        guard case .messageMediaPhoto(let media) = stored, case .photo(let photo)? = media.photo else {
-            throw HarnessFailure(description: "\(stored)")
-        }
-        let named = Api.InputMedia.inputMediaPhoto(.init(id: .inputPhoto(.init(
-            id: photo.id, accessHash: photo.accessHash, fileReference: photo.fileReference))))
+        let named = try await pair.bobStoresPhoto(fileBytes(1_000, seed: 9))
         func single(_ media: Api.InputMedia, _ randomID: Int64, _ caption: String = "") -> Api.InputSingleMedia {
             .inputSingleMedia(.init(media: media, randomId: randomID, message: caption))
         }
