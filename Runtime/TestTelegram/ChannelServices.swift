@@ -158,10 +158,20 @@ extension TestTelegramService {
     /// the `updateChannelTooLong` of their next getDifference and their getChannelDifference.
     func sendToChannel(_ call: RPCCall, me: Int64, channel input: Int64, accessHash: Int64, randomID: Int64,
                        content: OutgoingContent) throws(RPCError) -> Api.Updates {
+        let (result, deliveries) = try postToChannel(call, me: me, channel: input, accessHash: accessHash,
+                                                     randomID: randomID, content: content)
+        push(deliveries, except: call)
+        return result
+    }
+
+    /// `sendToChannel` without the push: the sender's answer and what each member (the sender's other sessions
+    /// included) is to be sent.
+    func postToChannel(_ call: RPCCall, me: Int64, channel input: Int64, accessHash: Int64, randomID: Int64,
+                       content: OutgoingContent) throws(RPCError) -> (Api.Updates, [Delivery]) {
         let date = Self.date(call)
         let limit = limits
         let withheld = faults?.withholdMessagePush
-        let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
+        return try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
             let id = try state.channelID(id: input, accessHash: accessHash, viewer: me)
             try state.channels[id]?.checkPoster(me, media: content.media != nil, now: date)
             if let reply = content.replyTo, state.channels[id]?.messages[reply] == nil {
@@ -199,8 +209,6 @@ extension TestTelegramService {
                 users: state.members(senders, viewer: me), chats: [channel.api(viewer: me)], date: date, seq: 0))
             return (result, deliveries)
         }
-        push(deliveries, except: call)
-        return result
     }
 
     /// `channels.deleteMessages`: deletes the caller's own messages (the creator's: any) among `id` and moves the

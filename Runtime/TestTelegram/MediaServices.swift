@@ -4,8 +4,9 @@
 // only media already stored). A photo keeps the uploaded bytes as its largest size, so its download is byte for byte
 // what was sent (this server does not resize images), beside the small and stripped sizes a test gives it; a
 // document keeps its attributes and the thumbnail its sender uploaded. `photos.uploadProfilePhoto` makes a photo
-// the caller's profile photo. `sendMultiMedia` sends 1 to 10 items as one album: one grouped_id, each item's caption and entities,
-// an `updateMessageID` for each random_id, all in one `updates` for each party.
+// the caller's profile photo. `sendMultiMedia` sends 1 to 10 items as one album: one grouped_id, each item's caption
+// and entities, an `updateMessageID` for each random_id, all in one `updates` for each party (in a channel, for each
+// member).
 import MTProto
 import MTProtoServer
 import TLRuntime
@@ -147,19 +148,43 @@ extension TestTelegramService {
                                                             groupedID: groupedID)))
         }
         if case .inputPeerChannel(let channel) = request.peer {
-            // A channel's posts go one by one; the sender's answer carries them all.
+            // Posted one by one, but each member gets the album in one container, as Telegram sends it (clients
+            // group an album by what arrives together); the sender's answer carries every post.
             var updates: [Api.Update] = [], users: [Api.User] = [], chats: [Api.Chat] = []
+            var byMember: [Int64: (updates: [Api.Update], users: [Api.User], chats: [Api.Chat])] = [:]
+            var order: [Int64] = []
+            let date = Self.date(call)
+            func pushCollected() {
+                push(order.compactMap { member in
+                    byMember[member].map { (member, Api.Updates.updates(.init(updates: $0.updates, users: $0.users,
+                                                                               chats: $0.chats, date: date, seq: 0))) }
+                }, except: call)
+            }
             for item in contents {
-                guard case .updates(let sent) = try sendToChannel(call, me: me, channel: channel.channelId,
-                                                                   accessHash: channel.accessHash,
-                                                                   randomID: item.randomID, content: item.content)
-                else { continue }
+                let answer: Api.Updates, deliveries: [Delivery]
+                do {
+                    (answer, deliveries) = try postToChannel(call, me: me, channel: channel.channelId,
+                                                             accessHash: channel.accessHash, randomID: item.randomID,
+                                                             content: item.content)
+                } catch {
+                    pushCollected()  // the posts made before the refusal stand, and reach the members
+                    throw error
+                }
+                for (member, delivered) in deliveries {
+                    guard case .updates(let sent) = delivered else { continue }
+                    if byMember[member] == nil { order.append(member) }
+                    byMember[member, default: ([], [], [])].updates += sent.updates
+                    byMember[member]?.users = sent.users
+                    byMember[member]?.chats = sent.chats
+                }
+                guard case .updates(let sent) = answer else { continue }
                 updates += sent.updates
                 (users, chats) = (sent.users, sent.chats)
             }
+            pushCollected()
             let ids = updates.filter { if case .updateMessageID = $0 { true } else { false } }
             return .updates(.init(updates: ids + updates.filter { if case .updateMessageID = $0 { false } else { true } },
-                                  users: users, chats: chats, date: Self.date(call), seq: 0))
+                                  users: users, chats: chats, date: date, seq: 0))
         }
         return try sendPrivate(call, me: me, peer: request.peer, items: contents)
     }

@@ -36,3 +36,32 @@ import Testing
         try await pair.close()
     }
 }
+
+extension AlbumEventTests {
+    /// An album posted to a supergroup reaches the other members as one album event, as in a private chat.
+    @Test func anAlbumInASupergroupIsOneEventForEveryMember() async throws {
+        let room = try await ChatRoom.start(seed: 5208)
+        let group = try await room.supergroup()
+        let bobLog = TypedEventLog(room.bob), carolLog = TypedEventLog(room.carol)
+        let items: [MediaFile] = [
+            .photo(.bytes(Array(repeating: 0x31, count: 700), name: "a.jpg"), caption: .plain("a")),
+            .photo(.bytes(Array(repeating: 0x32, count: 800), name: "b.jpg"), caption: .plain("b")),
+            .photo(.bytes(Array(repeating: 0x33, count: 900), name: "c.jpg"), caption: .plain("c")),
+        ]
+        let sent = try await room.alice.sendAlbum(items, to: group)
+        for log in [bobLog, carolLog] {
+            let album = try await log.first { event -> AlbumEvent? in
+                if case .album(let a) = event { return a }
+                return nil
+            }
+            #expect(album.chat.id == group && album.chatMessages.map(\.text) == ["a", "b", "c"])
+            #expect(album.chatMessages.map(\.id) == sent.map(\.id))
+            let singles = await log.events.filter { event in
+                if case .newMessage(let new) = event, new.chatMessage?.groupedID != nil { return true }
+                return false
+            }
+            #expect(singles.isEmpty)
+        }
+        try await room.close()
+    }
+}
