@@ -98,6 +98,11 @@ async def telethon_reacts(mtcall, alice):
     try:
         sent = mtcall("send", "@alice_test", "from swift")[0]
         bobs_id = next(u["id"] for u in sent["updates"] if u["_"] == "updateMessageID")
+        # Reactions carry no pts, so getDifference cannot bring one that came before the listener connected: once
+        # it prints Bob's own message it has caught up and is subscribed (measured: 2 runs in 12 failed without this,
+        # the listener's first call reaching the server after Alice's reaction).
+        await next_event(listener, lambda e: e["event"] == "newMessage" and e["message"].get("id") == bobs_id,
+                         "Bob's own message", seconds=30)
         hers = None
         for _ in range(50):
             message = (await asyncio.wait_for(alice.get_messages("@bob_test", limit=1), 15))[0]
