@@ -59,6 +59,10 @@ let package = Package(
         .executableTarget(name: "SessionProfile",
                           dependencies: ["BenchmarkSupport", .product(name: "MTProtoCrypto", package: "swift-mtproto")],
                           path: "Support/SessionProfile"),
+        // The crypto a file transfer cannot skip, per MiB, for client_cost.py.
+        .executableTarget(name: "CryptoFloor",
+                          dependencies: [.product(name: "MTProtoCrypto", package: "swift-mtproto")],
+                          path: "Support/CryptoFloor"),
         .executableTarget(name: "PipelineFloor",
                           dependencies: [.product(name: "MTProtoClient", package: "swift-mtproto"),
                                          .product(name: "NIOCore", package: "swift-nio"),

@@ -5,7 +5,8 @@
 - one PEER syntax: the `user#ID` that `events` prints is what `send` takes;
 - `--phone` on a session signed in to that number spends no code; to another account it is a usage error (exit 64)
   unless `--switch-account`;
-- `upload --to me` from a reopened session whose home moved (Bob: DC 1) sends the file;
+- `upload --to me` from a reopened session whose home moved (Bob: DC 1) sends the file, and `download --no-digest`
+  brings it back with a line that has no sha256;
 - failures say the next step: a session that is not signed in, a port of another DC, a refused port, a missing key
   file, a malformed PEER (exit 64 before connecting);
 - `--output text` prints peers as `user#ID` and dates as UTC times;
@@ -171,6 +172,16 @@ def main():
             sent = json.loads(done.stdout) if done.returncode == 0 else {}
             check("upload --to me from the reopened session lands on Bob's home DC 1",
                   sent.get("dc") == 1 and sent.get("size") == 100_000, done.stderr)
+            if sent:
+                copy = os.path.join(workdir, "copy.bin")
+                done = mtcall.run(*bob, "download", json.dumps(sent), "--out", copy, "--no-digest")
+                got = json.loads(done.stdout) if done.returncode == 0 else {}
+                same = False
+                if os.path.exists(copy):
+                    with open(payload, "rb") as original, open(copy, "rb") as back:
+                        same = original.read() == back.read()
+                check("download --no-digest: the bytes, and a line without sha256", done.returncode == 0 and same
+                      and "sha256" not in got and got.get("size") == 100_000, done.stdout + done.stderr)
 
             # Groups: Alice makes a supergroup with a raw call, then lists, bans and promotes by PEER.
             done = mtcall.run(*alice, "channels.createChannel", '{"megagroup": true, "title": "Usage", "about": ""}')

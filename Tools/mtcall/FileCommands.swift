@@ -36,6 +36,10 @@ struct FileOptions: ParsableArguments {
     @Option(name: .customLong("part-size"),
             help: "upload, download: bytes per part (upload: a multiple of 1024 dividing 524288; download: a multiple of 4096 dividing 1048576; default: the client's).")
     var partSize: Int?
+
+    @Flag(name: .customLong("no-digest"),
+          help: "upload, download: leave \"sha256\" out of the JSON line, so the file is not read again (to measure the transfer's own CPU).")
+    var noDigest = false
 }
 
 extension MTCall {
@@ -62,9 +66,8 @@ extension MTCall {
             }
             let location = Api.InputFileLocation.inputDocumentFileLocation(.init(
                 id: document.id, accessHash: document.accessHash, fileReference: document.fileReference, thumbSize: ""))
-            let digest = try Self.sha256(path: path)
             print("{\"location\": \(TLJSONWriter.json(location).description), \"dc\": \(document.dcId), "
-                  + "\"size\": \(document.size), \"sha256\": \"\(Hex.encode(digest))\", \"seconds\": \(seconds)}")
+                  + "\"size\": \(document.size), \(try digestMember(path))\"seconds\": \(seconds)}")
         }
     }
 
@@ -100,9 +103,13 @@ extension MTCall {
                                                     options: transferOptions(progress))
             let seconds = Self.seconds(since: started)
             progress.finish()
-            print("{\"path\": \"\(out)\", \"size\": \(written), \"sha256\": \"\(Hex.encode(try Self.sha256(path: out)))\", "
-                  + "\"seconds\": \(seconds)}")
+            print("{\"path\": \"\(out)\", \"size\": \(written), \(try digestMember(out))\"seconds\": \(seconds)}")
         }
+    }
+
+    /// `"sha256": "HEX", ` of the file at `path`, or nothing with --no-digest.
+    private func digestMember(_ path: String) throws -> String {
+        files.noDigest ? "" : "\"sha256\": \"\(Hex.encode(try Self.sha256(path: path)))\", "
     }
 
     private func transferOptions(_ progress: ProgressPrinter) -> FileTransferOptions {

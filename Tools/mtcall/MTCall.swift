@@ -110,7 +110,8 @@ struct MTCall: AsyncParsableCommand {
 
             METHOD `upload` takes a FILE instead of TL-JSON-PARAMS and prints its InputFile; with --to PEER it sends \
             it as a document and prints {"location", "dc", "size", "sha256", "seconds"}, which METHOD `download` \
-            takes with --out PATH. Progress goes to standard error (a bar on a terminal).
+            takes with --out PATH. Progress goes to standard error (a bar on a terminal). --no-digest leaves out \
+            "sha256" (and the file's second read it costs), for timing the transfer's own CPU.
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite upload movie.mp4 --to @alice_test
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite download "$LINE" --out copy.mp4
 
