@@ -219,7 +219,11 @@ public final class MTProtoTestServer: Sendable {
         guard lifetime.isFinite else { return nil }
         let interval = TimeAmount.nanoseconds(Int64(min(60, max(1, lifetime / 10)) * 1e9))
         return loop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
-            if !context.expireSessions(now: context.clock()).isEmpty { releaseFreedMemory() }
+            guard !context.expireSessions(now: context.clock()).isEmpty else { return }
+            // Trimmed first, so the small chunks freed lie merged and the keys' copies are cut from whole runs.
+            releaseFreedMemory()
+            context.keys.repack()
+            releaseFreedMemory()
         }
     }
 

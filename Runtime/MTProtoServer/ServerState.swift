@@ -156,6 +156,28 @@ public final class AuthKeyStore: Sendable {
         }
     }
 
+    /// Moves every key's arrays (its bytes and derived ids, its salts) into new allocations made together, and
+    /// lets the old ones go. Keys are made while a connection's exchange allocates and frees much around them, so
+    /// each pins a few scattered pages of the heap once the sessions around them are forgotten; made together
+    /// they share pages. A key a live session still holds keeps its old arrays too until the session goes.
+    public func repack() {
+        state.withLock { state in
+            // Every copy is made before any old array is freed, so none lands in the hole an old one left.
+            var moved: [(UInt64, Entry)] = []
+            moved.reserveCapacity(state.order.count)
+            for id in state.order {
+                // `map`, not `Array(_:)`, which would share the old buffer.
+                guard let entry = state.entries[id], let key = try? AuthKey(entry.key.bytes.map { $0 }) else {
+                    continue
+                }
+                moved.append((id, Entry(key: key, cipher: MTProto2Cipher(authKey: key),
+                                        salts: SaltSchedule(entry.salts.salts), createdAt: entry.createdAt,
+                                        expiresAt: entry.expiresAt, binding: entry.binding)))
+            }
+            for (id, entry) in moved { state.entries[id] = entry }
+        }
+    }
+
     /// How many keys are kept now.
     public var count: Int { state.withLock { $0.entries.count } }
 

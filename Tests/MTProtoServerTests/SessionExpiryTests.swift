@@ -113,6 +113,23 @@ import Testing
         #expect(context.sessions.detachedCount == 1)
     }
 
+    /// Repacking the key store (after a sweep) copies every key: the same key, salts and binding, and a session on
+    /// it, old or new, is served as before.
+    @Test func repackedKeysServeAsBefore() throws {
+        let context = try Fixture.context()
+        var (first, key) = try Self.connectedOnce(context, seed: 5670)
+        let before = try #require(context.keys.entry(id: key.authKeyID))
+        context.keys.repack()
+        let after = try #require(context.keys.entry(id: key.authKeyID))
+        #expect(after.key == before.key && after.salts == before.salts && after.createdAt == before.createdAt)
+        _ = try Self.nearestDC(&first)
+        first.server.detachSessions(now: first.now)
+        #expect(context.expireSessions(now: first.now + 1_000) == [key])
+        var second = try Self.reconnected(first, context: context, seed: 5671, now: first.now + 1_001)
+        _ = try Self.nearestDC(&second)
+        #expect(second.events.contains(.sessionCreated(key)))
+    }
+
     @Test func sessionsNeverExpireWithAnInfiniteLifetime() throws {
         var limits = ServerLimits()
         limits.detachedSessionLifetime = .infinity
