@@ -205,15 +205,30 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
         _count += 1
     }
 
-    @usableFromInline mutating func grow() {
-        let size = used.isEmpty ? 8 : used.count * 2
+    @usableFromInline mutating func grow() { rehash(size: used.isEmpty ? 8 : used.count * 2) }
+
+    /// Gives back the slots a map that once held many entries no longer needs: the smallest table that holds
+    /// `count` entries within the load bound, or none when empty (a session left without a connection keeps its
+    /// maps at their size, not at their peak's).
+    public mutating func shrinkToFit() {
+        guard _count > 0 else {
+            if !used.isEmpty { removeAll() }
+            return
+        }
+        var size = 8
+        while _count * 4 > size * 3 { size *= 2 }
+        if size < used.count { rehash(size: size) }
+    }
+
+    /// Moves every entry into a table of `size` slots (a power of two holding `count` within the load bound).
+    @usableFromInline mutating func rehash(size: Int) {
         var oldIDs: [UInt64] = Array(repeating: 0, count: size)
         var oldUsed: [Bool] = Array(repeating: false, count: size)
         var oldSlots: [Value?] = Array(repeating: nil, count: size)
         swap(&oldIDs, &ids)
         swap(&oldUsed, &used)
         swap(&oldSlots, &slots)
-        if !oldUsed.isEmpty { shift -= 1 }
+        shift = UInt64(64 - size.trailingZeroBitCount)
         let mask = size - 1
         for old in oldUsed.indices where oldUsed[old] {
             var index = home(oldIDs[old])

@@ -117,6 +117,13 @@ struct ReceivedIDs: Sendable {
         }
     }
 
+    /// Drops the forgotten front and gives back spare capacity (a session left without a connection).
+    mutating func shrinkToFit() {
+        ids = Array(fitting: ids[head...])
+        entries = Array(fitting: entries[head...])
+        head = 0
+    }
+
     /// One `msgs_state_info` status byte (service_messages_about_messages): 1 = nothing known (forgotten),
     /// 2 = not received though within the stored range, 3 = not received (above everything received),
     /// 4 = received, +16 = does not need an ack, +32 = an RPC query being processed or done, +64 = answered.
@@ -210,6 +217,13 @@ struct RetainedMessages: Sendable {
         bytes = 0
     }
 
+    /// Gives back the spare capacity of the table and the order (a session left without a connection).
+    mutating func shrinkToFit() {
+        messages.shrinkToFit()
+        order = Array(fitting: ids)
+        head = 0
+    }
+
     private mutating func compact() {
         // Drop dead ids from the front, and rebuild the order once it is mostly dead.
         while head < order.count, messages[order[head]] == nil { head += 1 }
@@ -221,5 +235,16 @@ struct RetainedMessages: Sendable {
             order = order[head...].filter { messages[$0] != nil }
             head = 0
         }
+    }
+}
+
+extension Array {
+    /// The elements in a buffer of their own sized to them: `Array(slice)` of a whole array shares its buffer, so
+    /// its spare capacity stays.
+    init(fitting elements: some Collection<Element>) {
+        self.init()
+        guard !elements.isEmpty else { return }
+        reserveCapacity(elements.count)
+        append(contentsOf: elements)
     }
 }

@@ -103,6 +103,11 @@ public struct DCPortConnection: Sendable {
         return tcp.dropPendingAnswers()
     }
 
+    /// The connection is gone: its sessions are left without it (see `ServerConnection.detachSessions(now:)`).
+    public mutating func detachSessions(now: Double) {
+        if http != nil { http?.detachSessions(now: now) } else { tcp.detachSessions(now: now) }
+    }
+
     /// The connection ended: why, if it was not a clean close.
     public mutating func finish() -> ServerConnectionError? {
         if http != nil { return http?.finish() }

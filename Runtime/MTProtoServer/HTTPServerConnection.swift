@@ -146,6 +146,9 @@ public struct HTTPServerConnection: Sendable {
     /// Call when the connection is gone: gives up its pending answers (see `ServerConnection.dropPendingAnswers()`).
     public mutating func dropPendingAnswers() -> [UInt64] { inner.dropPendingAnswers() }
 
+    /// Call when the connection is gone: its sessions are left without it (see `ServerConnection.detachSessions(now:)`).
+    public mutating func detachSessions(now: Double) { inner.detachSessions(now: now) }
+
     /// Call when the client closed: the error if it ended inside a request.
     public mutating func finish() -> ServerConnectionError? {
         guard closed == nil else { return nil }

@@ -5,6 +5,9 @@
 // by default; each stays on its loop, where its crypto runs, and what they share (keys, sessions, routes, the
 // handlers' state) is locked.
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import MTProto
 import MTProtoCrypto
 import MTProtoTransport
@@ -120,6 +123,8 @@ public final class MTProtoTestServer: Sendable {
     private let channels: [any Channel]
     private let openConnections: ConnectionCounter
     private let routes: SessionRoutes
+    /// Each DC's sweep of sessions left without a connection (`ServerLimits.detachedSessionLifetime`).
+    private let sweeps: [RepeatedTask]
 
     /// Binds the listener(s) and returns once they accept connections.
     public static func start(_ configuration: Configuration) async throws -> MTProtoTestServer {
@@ -179,9 +184,10 @@ public final class MTProtoTestServer: Sendable {
                 channels.append(channel)
                 httpPort = channel.localAddress?.port
             }
+            let sweeps = contexts.compactMap { _, context in sweepSessions(of: context, on: group.next()) }
             return MTProtoTestServer(contexts: contexts, ports: ports, proxyContext: proxyContext, proxyPort: proxyPort,
                                      httpPort: httpPort, group: group, channels: channels, counter: counter,
-                                     routes: routes)
+                                     routes: routes, sweeps: sweeps)
         } catch {
             for channel in channels { try? await channel.close() }
             try? await group.shutdownGracefully()
@@ -191,7 +197,7 @@ public final class MTProtoTestServer: Sendable {
 
     private init(contexts: [(Int32, ServerContext)], ports: [Int32: Int], proxyContext: ServerContext?,
                  proxyPort: Int?, httpPort: Int?, group: MultiThreadedEventLoopGroup, channels: [any Channel],
-                 counter: ConnectionCounter, routes: SessionRoutes) {
+                 counter: ConnectionCounter, routes: SessionRoutes, sweeps: [RepeatedTask]) {
         self.httpPort = httpPort
         context = contexts[0].1
         port = ports[contexts[0].0] ?? 0
@@ -203,6 +209,33 @@ public final class MTProtoTestServer: Sendable {
         self.channels = channels
         openConnections = counter
         self.routes = routes
+        self.sweeps = sweeps
+    }
+
+    /// Forgets `context`'s sessions left without a connection past their lifetime, looking every tenth of it
+    /// (1...60 s); nil when sessions do not expire.
+    private static func sweepSessions(of context: ServerContext, on loop: any EventLoop) -> RepeatedTask? {
+        let lifetime = context.limits.detachedSessionLifetime
+        guard lifetime.isFinite else { return nil }
+        let interval = TimeAmount.nanoseconds(Int64(min(60, max(1, lifetime / 10)) * 1e9))
+        return loop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
+            guard !context.expireSessions(now: context.clock()).isEmpty else { return }
+            // Trimmed first, so the small chunks freed lie merged and the keys' copies are cut from whole runs.
+            releaseFreedMemory()
+            context.keys.repack()
+            releaseFreedMemory()
+        }
+    }
+
+    /// glibc keeps what is freed in the middle of its heaps resident until `malloc_trim`: after a sweep freed the
+    /// sessions of many clients, that is most of what they held. Looked up at run time (the C library may not have
+    /// it; the Glibc module does not declare it).
+    private static func releaseFreedMemory() {
+        #if canImport(Glibc)
+        typealias Trim = @convention(c) (Int) -> Int32
+        guard let symbol = dlsym(nil, "malloc_trim") else { return }
+        _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        #endif
     }
 
     /// The faults every listener applies from now on.
@@ -240,6 +273,7 @@ public final class MTProtoTestServer: Sendable {
 
     /// Closes the listeners and every connection, and stops the event loops.
     public func shutdown() async throws {
+        for sweep in sweeps { sweep.cancel() }
         for channel in channels { try? await channel.close() }
         try await group.shutdownGracefully()
     }
@@ -352,6 +386,7 @@ protocol ServerConnectionDriving: Sendable {
     mutating func step(now: Double, readContinues: Bool) -> ServerConnectionOutput?
     mutating func complete(_ id: UInt64, with result: Result<[UInt8], RPCError>, now: Double) -> ServerConnectionOutput
     mutating func dropPendingAnswers() -> [UInt64]
+    mutating func detachSessions(now: Double)
 }
 
 extension ServerConnection: ServerConnectionDriving {}
@@ -438,6 +473,7 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
             // A request the session took in is run even when its connection went: its answer waits for the next.
             for event in connection.runRemainingRequests(now: now()) { onEvent(.init(connection: id, kind: .event(event))) }
             _ = connection.dropPendingAnswers()
+            connection.detachSessions(now: now())
             cancelWaits()
             routes.release(connection.sessionKeys, connection: id)
             counter.close()

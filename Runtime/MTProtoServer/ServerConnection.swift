@@ -45,6 +45,12 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxPendingAnswers = 1024
     /// Seconds a handler that answers later has when its `AnswerTimeout` names none; then the server answers for it.
     public var pendingAnswerTimeout: Double = 10
+    /// Seconds a session is kept after its last connection closed, for a client that reconnects to find it (its
+    /// unacknowledged answers, the msg_ids it sent); then it is forgotten, never before every message it received
+    /// is outside the 300 s time window, and the client's next message gets `new_session_created`
+    /// (core.telegram.org/mtproto/description: the server may forget any session). `.infinity` keeps sessions
+    /// until `maxSessions` evicts them. Auth keys are kept regardless.
+    public var detachedSessionLifetime: Double = 600
 
     /// The defaults, sized for tests with thousands of clients.
     public init() {}
@@ -105,6 +111,14 @@ public final class ServerContext: Sendable {
         self.directory = directory ?? DCDirectory([endpoint])
         self.routing = routing
         self.clock = clock
+    }
+
+    /// Forgets the sessions no connection has carried for `limits.detachedSessionLifetime` at server time `now`
+    /// (`SessionRegistry.expireDetached(now:lifetime:)`); a listener calls it on a timer. Returns the keys forgotten.
+    @discardableResult
+    public func expireSessions(now: Double) -> [SessionKey] {
+        guard limits.detachedSessionLifetime.isFinite else { return [] }
+        return sessions.expireDetached(now: now, lifetime: limits.detachedSessionLifetime)
     }
 
     /// Where clients reach this server (the port is known once a listener is bound); kept in the directory too.
@@ -409,6 +423,13 @@ public struct ServerConnection: Sendable {
         var output = ServerConnectionOutput()
         while running != nil { runRequests(now: now, output: &output) }
         return output.events
+    }
+
+    /// Call when the connection is gone, after `runRemainingRequests(now:)`: the sessions it carries are left without
+    /// a connection, compacted, and expire after `ServerLimits.detachedSessionLifetime`
+    /// (`SessionRegistry.detach(_:from:now:)`).
+    public mutating func detachSessions(now: Double) {
+        context.sessions.detach(sessions, from: number, now: now)
     }
 
     /// Call when the client closed the connection: the error, if it ended inside the opening or a frame.

@@ -156,6 +156,28 @@ public final class AuthKeyStore: Sendable {
         }
     }
 
+    /// Moves every key's arrays (its bytes and derived ids, its salts) into new allocations made together, and
+    /// lets the old ones go. Keys are made while a connection's exchange allocates and frees much around them, so
+    /// each pins a few scattered pages of the heap once the sessions around them are forgotten; made together
+    /// they share pages. A key a live session still holds keeps its old arrays too until the session goes.
+    public func repack() {
+        state.withLock { state in
+            // Every copy is made before any old array is freed, so none lands in the hole an old one left.
+            var moved: [(UInt64, Entry)] = []
+            moved.reserveCapacity(state.order.count)
+            for id in state.order {
+                // `map`, not `Array(_:)`, which would share the old buffer.
+                guard let entry = state.entries[id], let key = try? AuthKey(entry.key.bytes.map { $0 }) else {
+                    continue
+                }
+                moved.append((id, Entry(key: key, cipher: MTProto2Cipher(authKey: key),
+                                        salts: SaltSchedule(entry.salts.salts), createdAt: entry.createdAt,
+                                        expiresAt: entry.expiresAt, binding: entry.binding)))
+            }
+            for (id, entry) in moved { state.entries[id] = entry }
+        }
+    }
+
     /// How many keys are kept now.
     public var count: Int { state.withLock { $0.entries.count } }
 
@@ -196,6 +218,15 @@ public final class SessionRegistry: Sendable {
         /// `bad_msg_notification` codes its next messages are refused with (`ServerContext.injectBadMessages`),
         /// kept here so that the session itself holds no fault state.
         var refusals: [Int32] = []
+        /// When the last connection carrying it went (server time); nil while one carries it.
+        var detachedAt: Double?
+
+        /// Whether a session left without a connection may be forgotten at `now`: `lifetime` seconds after its
+        /// connection went, and not before every message it received is outside the time window.
+        func expires(at now: Double, lifetime: Double) -> Bool {
+            guard let detachedAt else { return false }
+            return now - detachedAt >= lifetime && now >= session.replayHorizon
+        }
     }
 
     /// One session's entry under its own lock: a session moves to a connection and is flushed to it in one step.
@@ -299,6 +330,7 @@ public final class SessionRegistry: Sendable {
             return (slot, true)
         }
         let value = slot.state.withLock { entry -> T in
+            entry.detachedAt = nil
             if connection != 0, entry.connection != connection {
                 let previous = entry.connection
                 entry.connection = connection
@@ -327,6 +359,44 @@ public final class SessionRegistry: Sendable {
         return slot.state.withLock { entry in
             entry.connection == connection ? body(&entry.session) : nil
         }
+    }
+
+    /// Call when connection `connection` is gone: each of `keys` it still carries is left without a connection at
+    /// `now`, compacted (`Session.compact(now:)`: a busy connection's tables are not kept at their peak size), and
+    /// from then on may expire (`expireDetached(now:lifetime:)`). A session another connection carries now is left
+    /// as it is.
+    public func detach(_ keys: [SessionKey], from connection: UInt64, now: Double) {
+        for key in keys {
+            guard let slot = state.withLock({ $0.sessions[key]?.slot }) else { continue }
+            slot.state.withLock { entry in
+                guard entry.connection == connection, entry.detachedAt == nil else { return }
+                entry.detachedAt = now
+                entry.session.compact(now: now)
+            }
+        }
+    }
+
+    /// Forgets the sessions that have had no connection for `lifetime` seconds at `now` (server time), once every
+    /// message each received is outside the time window (`Session.replayHorizon`), so that no replayed request runs
+    /// twice. "The server may unilaterally forget any client sessions" (core.telegram.org/mtproto/description,
+    /// "Session"): a client that comes back gets `new_session_created` and carries on. Returns the keys forgotten.
+    @discardableResult
+    public func expireDetached(now: Double, lifetime: Double) -> [SessionKey] {
+        // Each session is looked at under its own lock, never under the table's (a session's work may reach the
+        // table). A message arriving between the look and the removal is still handled; the client's next one
+        // finds no session and is told so with new_session_created, as after any forgotten session.
+        let candidates = state.withLock { state in state.sessions.map { ($0.key, $0.value.slot) } }
+        let due = candidates.filter { _, slot in slot.state.withLock { $0.expires(at: now, lifetime: lifetime) } }
+        guard !due.isEmpty else { return [] }
+        return state.withLock { state in
+            due.filter { key, slot in state.sessions[key]?.slot === slot && state.remove(key) }.map(\.0)
+        }
+    }
+
+    /// How many sessions no connection carries now.
+    public var detachedCount: Int {
+        let slots = state.withLock { state in state.sessions.values.map(\.slot) }
+        return slots.filter { slot in slot.state.withLock { $0.detachedAt != nil } }.count
     }
 
     /// Forgets the session; false when it was not there.

@@ -24,7 +24,8 @@ struct LocalTelegram {
                       clock: @escaping @Sendable () -> Double = ServerContext.wallClock,
                       limits: TestTelegramService.Limits = TestTelegramService.Limits(),
                       onEvent: @escaping @Sendable (MTProtoTestServer.ConnectionReport) -> Void = { _ in },
-                      announcesMembers: Bool = false) async throws -> LocalTelegram {
+                      announcesMembers: Bool = false, serverLimits: ServerLimits = ServerLimits()) async throws
+        -> LocalTelegram {
         let service = TestTelegramService(limits: limits, random: SeededRandom(seed: seed),
                                           announcesMembers: announcesMembers)
         try service.addUser(phone: "9996620001", firstName: "Alice", username: "alice_test")
@@ -32,6 +33,7 @@ struct LocalTelegram {
         var configuration = MTProtoTestServer.Configuration(
             rsaKeys: [try Fixture.rsaKey()], handlers: service.handlers(), dcIDs: [1, 2], proxySecret: proxySecret,
             random: SeededRandom(seed: seed + 1))
+        configuration.limits = serverLimits
         configuration.faults = faults
         configuration.faultSeed = seed
         configuration.clock = clock

@@ -95,6 +95,25 @@ import Testing
         map[-5] = "x"
         #expect(map.keys == [-5] && map.values == ["x"] && Array(map).first?.key == -5)
     }
+
+    /// A map that held many entries shrinks to the smallest table for what is left, every entry still found, and
+    /// grows again from there; an empty one keeps no table.
+    @Test func shrinkToFit() {
+        var map = IDMap<Int64, Int>(peerSeed: 0x5eed)
+        for id in Int64(0)..<1_000 { map[id * 4] = Int(id) }
+        for id in Int64(10)..<1_000 { map[id * 4] = nil }
+        #expect(map.used.count == 2_048)
+        map.shrinkToFit()
+        #expect(map.used.count == 16)
+        #expect(map.count == 10 && (0..<10).allSatisfy { map[Int64($0) * 4] == $0 } && map[40] == nil)
+        for id in Int64(10)..<100 { map[id * 4] = Int(id) }
+        #expect((0..<100).allSatisfy { map[Int64($0) * 4] == $0 })
+        for id in Int64(0)..<100 { map[id * 4] = nil }
+        map.shrinkToFit()
+        #expect(map.isEmpty && map.used.isEmpty && map[0] == nil)
+        map[8] = 1
+        #expect(map[8] == 1 && map.count == 1)
+    }
 }
 
 /// ReceivedIDs (sorted, oldest id forgotten first) against a dictionary model, with ids mostly increasing as

@@ -94,6 +94,10 @@ struct MTServer: AsyncParsableCommand {
     @Option(help: "Event-loop threads the connections are spread over, each connection's crypto on its own thread's loop (default: one per core).")
     var threads: Int?
 
+    @Option(name: .customLong("session-lifetime"),
+            help: "Seconds a session is kept after its last connection closed (default 600; never less than until every message it received is 300 s old); a client coming back later gets new_session_created. Auth keys are kept regardless.")
+    var sessionLifetime: Double?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -103,6 +107,7 @@ struct MTServer: AsyncParsableCommand {
         guard (1...16).contains(dcs) else { throw ValidationError("--dcs must be 1...16") }
         if let fileLimitMB, !(1...16_384).contains(fileLimitMB) { throw ValidationError("--file-limit-mb must be 1...16384") }
         if let threads, !(1...256).contains(threads) { throw ValidationError("--threads must be 1...256") }
+        if let sessionLifetime, !(sessionLifetime >= 0) { throw ValidationError("--session-lifetime must be 0 or more") }
     }
 
     func run() async throws {
@@ -175,6 +180,7 @@ struct MTServer: AsyncParsableCommand {
         configuration.ipv6Host = ipv6 == "none" ? nil : ipv6
         configuration.httpPort = httpPort
         if let threads { configuration.threads = threads }
+        if let sessionLifetime { configuration.limits.detachedSessionLifetime = sessionLifetime }
         let server = try await MTProtoTestServer.start(configuration)
         service.attach(server)
 
