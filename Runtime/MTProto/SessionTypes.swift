@@ -96,39 +96,109 @@ public struct FutureSalt: Sendable, Hashable {
 /// The salts a server accepts, oldest first. A server session checks each message's salt against it and answers
 /// `get_future_salts` from it; the server replaces it to rotate salts.
 public struct SaltSchedule: Sendable, Hashable {
+    /// An hourly schedule is kept as its parameters and a seed, each salt derived when asked for: every key and
+    /// session of a server holds one, and 64 salts stored in each were most of what a closed connection left behind
+    /// (Benchmarks/README.md, "Many connections").
+    private struct Hourly: Sendable, Hashable {
+        let first: Int64, base: Int32, count: Int32, overlap: Int32, seed: UInt64
+
+        /// Salt `index`; the first is the key exchange's, the others SplitMix64 of the seed and the index, so
+        /// distinct indices give unrelated values.
+        func salt(_ index: Int32) -> FutureSalt {
+            let since = base &+ index &* 3600
+            var salt = first
+            if index > 0 {
+                var z = seed &+ UInt64(index) &* 0x9E37_79B9_7F4A_7C15
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                salt = Int64(bitPattern: z ^ (z >> 31))
+            }
+            return FutureSalt(validSince: since, validUntil: since &+ 3600 &+ overlap, salt: salt)
+        }
+
+        /// The indices whose salts may be valid at `time`: a salt stays valid `overlap` seconds into the ones
+        /// after it, so at most `overlap / 3600 + 2` of them.
+        func candidates(at time: Double) -> ClosedRange<Int32>? {
+            guard time.isFinite, time >= Double(base) else { return nil }
+            let newest = Int32(min(Double(count - 1), ((time - Double(base)) / 3600).rounded(.down)))
+            return max(0, newest - overlap / 3600 - 1)...newest
+        }
+    }
+
+    private enum Storage: Sendable, Hashable {
+        case list([FutureSalt])
+        case hourly(Hourly)
+    }
+
+    private var storage: Storage
+
     /// The salts, by `validSince` ascending.
-    public private(set) var salts: [FutureSalt]
+    public var salts: [FutureSalt] {
+        switch storage {
+        case .list(let salts): salts
+        case .hourly(let hourly): (0..<hourly.count).map(hourly.salt)
+        }
+    }
 
     /// A schedule of `salts`, sorted by when each becomes valid.
-    public init(_ salts: [FutureSalt]) { self.salts = salts.sorted { $0.validSince < $1.validSince } }
+    public init(_ salts: [FutureSalt]) { storage = .list(salts.sorted { $0.validSince < $1.validSince }) }
+
+    private init(_ hourly: Hourly) { storage = .hourly(hourly) }
+
+    /// Equal when they hold the same salts, however each keeps them.
+    public static func == (lhs: SaltSchedule, rhs: SaltSchedule) -> Bool {
+        lhs.storage == rhs.storage || lhs.salts == rhs.salts
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(salts) }
 
     /// A schedule of hour-long salts from `start`, overlapping by `overlap` seconds ("a salt stays valid for a
     /// while after the next one starts", as Telegram's do), the first being `first` (the key exchange's salt).
+    /// The others derive from one draw of `random`.
     public static func hourly(first: Int64, start: Double, count: Int = 64, overlap: Int32 = 1800,
                               random: some RandomSource) -> SaltSchedule {
-        let base = Int32(clamping: Int64(start.rounded(.down)))
-        var salts: [FutureSalt] = []
-        for index in 0..<max(1, min(count, 256)) {
-            let since = base &+ Int32(index) &* 3600
-            let salt = index == 0 ? first : random.int64()
-            salts.append(FutureSalt(validSince: since, validUntil: since &+ 3600 &+ overlap, salt: salt))
-        }
-        return SaltSchedule(salts)
+        let count = Int32(max(1, min(count, 256)))
+        return SaltSchedule(Hourly(first: first, base: Int32(clamping: Int64(start.rounded(.down))), count: count,
+                                   overlap: max(0, overlap), seed: count > 1 ? UInt64(bitPattern: random.int64()) : 0))
     }
 
     /// Whether `salt` is valid at server time `time` (Unix seconds).
     public func accepts(_ salt: Int64, at time: Double) -> Bool {
-        salts.contains { $0.salt == salt && $0.isValid(at: time) }
+        switch storage {
+        case .list(let salts): salts.contains { $0.salt == salt && $0.isValid(at: time) }
+        case .hourly(let hourly):
+            hourly.candidates(at: time)?.contains { index in
+                let candidate = hourly.salt(index)
+                return candidate.salt == salt && candidate.isValid(at: time)
+            } ?? false
+        }
     }
 
     /// The salt to tell a client to use now: the newest valid one.
     public func current(at time: Double) -> Int64? {
-        salts.last { $0.isValid(at: time) }?.salt
+        switch storage {
+        case .list(let salts): salts.last { $0.isValid(at: time) }?.salt
+        case .hourly(let hourly):
+            hourly.candidates(at: time)?.reversed().lazy.map(hourly.salt).first { $0.isValid(at: time) }?.salt
+        }
     }
 
     /// Up to `count` salts valid now or later, for `future_salts`.
     public func upcoming(from time: Double, count: Int) -> [FutureSalt] {
-        Array(salts.filter { Double($0.validUntil) > time }.prefix(max(0, min(count, 64))))
+        let limit = max(0, min(count, 64))
+        switch storage {
+        case .list(let salts):
+            return Array(salts.filter { Double($0.validUntil) > time }.prefix(limit))
+        case .hourly(let hourly):
+            var found: [FutureSalt] = []
+            var index = hourly.candidates(at: time)?.lowerBound ?? 0
+            while index < hourly.count, found.count < limit {
+                let salt = hourly.salt(index)
+                if Double(salt.validUntil) > time { found.append(salt) }
+                index += 1
+            }
+            return found
+        }
     }
 }
 

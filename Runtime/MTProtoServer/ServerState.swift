@@ -171,7 +171,7 @@ public final class AuthKeyStore: Sendable {
                     continue
                 }
                 moved.append((id, Entry(key: key, cipher: MTProto2Cipher(authKey: key),
-                                        salts: SaltSchedule(entry.salts.salts), createdAt: entry.createdAt,
+                                        salts: entry.salts, createdAt: entry.createdAt,
                                         expiresAt: entry.expiresAt, binding: entry.binding)))
             }
             for (id, entry) in moved { state.entries[id] = entry }
