@@ -401,6 +401,11 @@ extension HTTPServerConnection: ServerConnectionDriving {
 
 /// Feeds one channel's bytes to its connection (`ServerConnection` or `HTTPServerConnection`) and writes what
 /// comes back.
+///
+/// A connection whose answers are large (file parts) is run on `BulkWork`'s lower-priority threads instead of its
+/// event loop: sealing a 512 KiB part takes half a millisecond, and on the loop it held up every other connection
+/// there, so a small call waited behind parts it had nothing to do with (Benchmarks/README.md, "Round trips during
+/// downloads"). While the connection is away, what arrives for it waits, in order, and runs when it is back.
 final class ServerConnectionHandler<Connection: ServerConnectionDriving>: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -411,7 +416,8 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
     /// Sessions whose route this handler has claimed.
     private var claimed = 0
     private let onEvent: @Sendable (MTProtoTestServer.ConnectionReport) -> Void
-    private var connection: Connection
+    /// The connection; nil only while it runs on a bulk thread (`away`).
+    private var slot: Connection?
     private var id: UInt64?
     private var timer: Scheduled<Void>?
     /// Bytes handed to the channel whose writes have not completed.
@@ -419,6 +425,32 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
     private var closing = false
     /// The work of handlers that answer later, by the id the connection knows each pending answer by.
     private var waits: [UInt64: Task<Void, Never>] = [:]
+    /// The last output wrote a large answer: the next reads run on a bulk thread.
+    private var bulk = false
+    /// The connection runs on a bulk thread; `deferred` holds what came for it meanwhile.
+    private var away = false
+    private var deferred: [Deferred] = []
+    private var deferredBytes = 0
+    /// The channel went inactive while the connection was away: its teardown runs when it is back.
+    private var inactiveWhileAway = false
+
+    /// Hands the connection to the bulk thread and back: one thread holds it at a time, and each hand-over is an
+    /// event loop's `execute`, which orders the two threads' accesses.
+    private final class Carrier: @unchecked Sendable {
+        var value: Connection?
+        init(_ value: Connection) { self.value = value }
+    }
+
+    /// What came for the connection while it was away.
+    private enum Deferred: Sendable {
+        case read([UInt8])
+        case flush
+        case tick
+        case complete(UInt64, Result<[UInt8], RPCError>)
+    }
+
+    /// Answers written at once of at least this many bytes put the connection in bulk mode.
+    static var bulkOutputBytes: Int { 128 << 10 }
 
     init(context: ServerContext, counter: ConnectionCounter, routes: SessionRoutes,
          onEvent: @escaping @Sendable (MTProtoTestServer.ConnectionReport) -> Void) {
@@ -426,7 +458,7 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
         self.counter = counter
         self.routes = routes
         self.onEvent = onEvent
-        connection = Connection(context: context, now: context.clock())
+        slot = Connection(context: context, now: context.clock())
     }
 
     private func now() -> Double { context.clock() }
@@ -449,17 +481,28 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
         guard !closing else { return }
         var buffer = unwrapInboundIn(data)
         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-        apply(connection.feed(bytes, now: self.now()), channelContext)
+        if away || bulk {
+            enqueue(.read(bytes), channelContext)
+            return
+        }
+        guard var connection = slot.take() else { return }
+        let fed = connection.feed(bytes, now: self.now())
+        slot = connection
+        apply(fed, channelContext)
         // Each frame's answers are written as soon as they are made, so the client works on them meanwhile. NIO
         // reads again before `channelReadComplete`, where anything kept back goes out.
-        while !closing, let output = connection.step(now: self.now(), readContinues: true) {
+        while !closing, !away, var connection = slot.take() {
+            let output = connection.step(now: self.now(), readContinues: true)
+            slot = connection
+            guard let output else { break }
             apply(output, channelContext)
         }
     }
 
     func channelReadComplete(context channelContext: ChannelHandlerContext) {
-        if !closing {
+        if !closing, !away, var connection = slot.take() {
             let output = connection.flush(now: self.now())
+            slot = connection
             // Nothing kept back (small answers): no write, and the timer set by the last step stays.
             if !output.isEmpty { apply(output, channelContext) }
         }
@@ -469,7 +512,16 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
     func channelInactive(context channelContext: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
-        if let id {
+        if away {
+            inactiveWhileAway = true
+        } else {
+            tearDown()
+        }
+        channelContext.fireChannelInactive()
+    }
+
+    private func tearDown() {
+        if let id, var connection = slot.take() {
             // A request the session took in is run even when its connection went: its answer waits for the next.
             for event in connection.runRemainingRequests(now: now()) { onEvent(.init(connection: id, kind: .event(event))) }
             _ = connection.dropPendingAnswers()
@@ -478,16 +530,122 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
             routes.release(connection.sessionKeys, connection: id)
             counter.close()
             if !closing { onEvent(.init(connection: id, kind: .closed(connection.finish()))) }
+            slot = connection
         }
         id = nil
-        channelContext.fireChannelInactive()
     }
 
     func errorCaught(context channelContext: ChannelHandlerContext, error: any Error) {
         channelContext.close(promise: nil)
     }
 
-    private func apply(_ output: ServerConnectionOutput, _ channelContext: ChannelHandlerContext) {
+    // MARK: Bulk mode
+
+    /// Runs `item` on the connection: queued behind what waits while it is away, sent away with it in bulk mode,
+    /// at once otherwise.
+    private func enqueue(_ item: Deferred, _ channelContext: ChannelHandlerContext) {
+        guard !closing else { return }
+        if case .read(let bytes) = item { deferredBytes += bytes.count }
+        deferred.append(item)
+        if deferredBytes > context.limits.maxQueuedBytes {
+            close(.queueOverflow(bytes: deferredBytes), channelContext, after: nil)
+            return
+        }
+        if !away { sendAway(channelContext) }
+    }
+
+    /// Moves the connection and what waits for it to a bulk thread, runs it there, and applies the outputs back
+    /// on the loop, in order.
+    private func sendAway(_ channelContext: ChannelHandlerContext) {
+        guard let moving = slot.take() else { return }
+        // Boxed, so the connection moves to the other thread and back without a second reference to its buffers
+        // (which would make the first change copy them).
+        let carrier = Carrier(moving)
+        away = true
+        let work = deferred
+        deferred = []
+        deferredBytes = 0
+        let loop = channelContext.eventLoop
+        let loopBound = NIOLoopBound((self, channelContext), eventLoop: loop)
+        let clock = context.clock
+        BulkWork.group.next().execute {
+            guard var connection = carrier.value.take() else { return }
+            var outputs: [ServerConnectionOutput] = []
+            run: for (index, item) in work.enumerated() {
+                switch item {
+                case .read(let bytes):
+                    outputs.append(connection.feed(bytes, now: clock()))
+                    // Reads already here continue this one: a large last answer may wait for the next's.
+                    let more = work[(index + 1)...].contains { if case .read = $0 { true } else { false } }
+                    while outputs.last?.close == nil, let output = connection.step(now: clock(), readContinues: more) {
+                        outputs.append(output)
+                    }
+                case .flush:
+                    outputs.append(connection.flush(now: clock()))
+                case .tick:
+                    outputs.append(connection.tick(now: clock()))
+                case .complete(let id, let result):
+                    outputs.append(connection.complete(id, with: result, now: clock()))
+                }
+                if outputs.last?.close != nil { break run }
+            }
+            if outputs.last?.close == nil { outputs.append(connection.flush(now: clock())) }
+            carrier.value = consume connection
+            let done = outputs
+            loop.execute {
+                let (handler, channelContext) = loopBound.value
+                handler.slot = carrier.value.take()
+                handler.away = false
+                handler.returned(done, channelContext)
+            }
+        }
+    }
+
+    private func returned(_ outputs: [ServerConnectionOutput], _ channelContext: ChannelHandlerContext) {
+        var wrote = false, large = false
+        for output in outputs where !closing {
+            wrote = wrote || !output.pieces.isEmpty
+            large = large || output.outboundCount >= Self.bulkOutputBytes
+            apply(output, channelContext, fromBulk: true)
+        }
+        // Small answers end bulk mode; a read that wrote nothing (the client's acks) leaves it as it was.
+        if wrote { bulk = large }
+        if inactiveWhileAway {
+            tearDown()
+            return
+        }
+        guard !closing, !deferred.isEmpty else { return }
+        if bulk {
+            sendAway(channelContext)
+            return
+        }
+        // Back to small answers: what waited runs here.
+        let waiting = deferred
+        deferred = []
+        deferredBytes = 0
+        for item in waiting where !closing {
+            guard var connection = slot.take() else { return }
+            var outputs: [ServerConnectionOutput] = []
+            switch item {
+            case .read(let bytes):
+                outputs.append(connection.feed(bytes, now: now()))
+                while outputs.last?.close == nil, let output = connection.step(now: now(), readContinues: false) {
+                    outputs.append(output)
+                }
+            case .flush: outputs.append(connection.flush(now: now()))
+            case .tick: outputs.append(connection.tick(now: now()))
+            case .complete(let id, let result): outputs.append(connection.complete(id, with: result, now: now()))
+            }
+            slot = connection
+            for output in outputs where !closing { apply(output, channelContext) }
+        }
+    }
+
+    // MARK: Output
+
+    private func apply(
+        _ output: ServerConnectionOutput, _ channelContext: ChannelHandlerContext, fromBulk: Bool = false
+    ) {
         if let id {
             for event in output.events { onEvent(.init(connection: id, kind: .event(event))) }
             claimRoutes(id: id, channelContext)
@@ -497,6 +655,7 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
         var written: EventLoopFuture<Void>?
         if !output.pieces.isEmpty {
             let count = output.outboundCount
+            if !fromBulk, count >= Self.bulkOutputBytes { bulk = true }
             queuedBytes += count
             let promise = channelContext.eventLoop.makePromise(of: Void.self)
             let loopBound = NIOLoopBound(self, eventLoop: channelContext.eventLoop)
@@ -527,9 +686,26 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
                 let (handler, channelContext) = loopBound.value
                 // Cancelled meanwhile (timed out, or the connection gone): the connection answered for it.
                 guard handler.waits.removeValue(forKey: id) != nil, !handler.closing else { return }
-                handler.apply(handler.connection.complete(id, with: result, now: handler.now()), channelContext)
+                handler.run(.complete(id, result), channelContext)
             }
         }
+    }
+
+    /// Runs `item` now on the loop, or after the connection's work away.
+    private func run(_ item: Deferred, _ channelContext: ChannelHandlerContext) {
+        guard !away, var connection = slot.take() else {
+            enqueue(item, channelContext)
+            return
+        }
+        let output: ServerConnectionOutput
+        switch item {
+        case .read(let bytes): output = connection.receive(bytes, now: now())
+        case .flush: output = connection.flush(now: now())
+        case .tick: output = connection.tick(now: now())
+        case .complete(let id, let result): output = connection.complete(id, with: result, now: now())
+        }
+        slot = connection
+        apply(output, channelContext)
     }
 
     private func cancelWaits() {
@@ -539,8 +715,7 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
 
     /// Routes pushes for sessions this connection started carrying to it.
     private func claimRoutes(id: UInt64, _ channelContext: ChannelHandlerContext) {
-        let keys = connection.sessionKeys
-        guard keys.count > claimed else { return }
+        guard let keys = slot?.sessionKeys, keys.count > claimed else { return }
         let loop = channelContext.eventLoop
         let loopBound = NIOLoopBound((self, channelContext), eventLoop: loop)
         for key in keys[claimed...] {
@@ -548,7 +723,7 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
                 loop.execute {
                     let (handler, channelContext) = loopBound.value
                     guard !handler.closing else { return }
-                    handler.apply(handler.connection.flush(now: handler.now()), channelContext)
+                    handler.run(.flush, channelContext)
                 }
             }
         }
@@ -574,13 +749,13 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
     private func schedule(_ channelContext: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
-        guard !closing, let deadline = connection.nextDeadline else { return }
+        guard !closing, let deadline = slot?.nextDeadline else { return }
         let delay = max(0, deadline - self.now())
         let loopBound = NIOLoopBound((self, channelContext), eventLoop: channelContext.eventLoop)
         timer = channelContext.eventLoop.scheduleTask(in: .nanoseconds(Int64(min(delay, 86_400) * 1e9))) {
             let (handler, channelContext) = loopBound.value
             handler.timer = nil
-            handler.apply(handler.connection.tick(now: handler.now()), channelContext)
+            handler.run(.tick, channelContext)
         }
     }
 }
