@@ -18,7 +18,7 @@ message too) just before it; its CPU is subtracted, so what is left is the work'
 the connection. Every ratio is printed as min / median / max over the rounds, each taken within one round.
 
 Usage (from the repository root; Telethon and cryptg from .venv-interop):
-  swift build -c release --product mtserver --product mtcall
+  swift build -c release --product mtserver && swift build -c release --product mtcall
   (cd Benchmarks && swift build -c release --product CryptoFloor)
   .venv-interop/bin/python Benchmarks/client_cost.py [--rounds 3] [--calls 50000] [--megabytes 64]
       [--server-threads N] [--only calls,download,upload]

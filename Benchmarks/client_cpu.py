@@ -9,7 +9,7 @@ size in turn (`mtcall download --part-size`), giving CPU milliseconds per MB and
 seconds mtcall reports for the transfer alone).
 
 Usage (from the repository root; needs .venv-interop for the same Python as the other scripts):
-  swift build -c release --product mtserver --product mtcall
+  swift build -c release --product mtserver && swift build -c release --product mtcall
   .venv-interop/bin/python Benchmarks/client_cpu.py [--megabytes 64] [--rounds 3] [--part-sizes 524288,1048576]
 """
 import argparse

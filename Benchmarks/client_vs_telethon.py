@@ -4,7 +4,7 @@ each with 100 `help.getNearestDc` calls in flight on one connection, in the same
 ratio (the client issue expects ours at 10x or more).
 
 Usage (from the repository root; needs .venv-interop with Telethon):
-  swift build -c release --product mtserver --product mtcall
+  swift build -c release --product mtserver && swift build -c release --product mtcall
   .venv-interop/bin/python Benchmarks/client_vs_telethon.py [--calls 5000] [--rounds 3]
 """
 import argparse

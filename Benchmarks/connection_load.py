@@ -10,7 +10,7 @@ message it received is 300 s old: the time window), and the memory is read again
 Every wait is bounded; the server is stopped on the way out.
 
 Usage (from the repository root):
-  swift build -c release --product mtserver --product mtcall
+  swift build -c release --product mtserver && swift build -c release --product mtcall
   python3 Benchmarks/connection_load.py [--connections 1000] [--seconds 60] [--server-threads N]
                                         [--session-lifetime S]
 """

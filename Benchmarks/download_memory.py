@@ -5,7 +5,7 @@ default) on mtserver, then `mtcall download --out` fetches it in a process of it
 memory is bounded by the parts in flight, not by the file.
 
 Usage (from the repository root):
-  swift build -c release --product mtserver --product mtcall
+  swift build -c release --product mtserver && swift build -c release --product mtcall
   python3 Benchmarks/download_memory.py [--megabytes 1024] [--debug]
 """
 import argparse

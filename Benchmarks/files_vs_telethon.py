@@ -9,7 +9,7 @@ median of the rounds, and the ratios (the files issue expects ours at 10x or mor
 timed around the whole mtcall process.
 
 Usage (from the repository root; needs .venv-interop with Telethon and cryptg):
-  swift build -c release --product mtserver --product mtcall
+  swift build -c release --product mtserver && swift build -c release --product mtcall
   .venv-interop/bin/python Benchmarks/files_vs_telethon.py [--megabytes 64] [--rounds 3] [--debug]
 """
 import argparse
