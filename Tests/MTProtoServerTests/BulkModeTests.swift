@@ -1,6 +1,6 @@
 // A connection whose answers are large runs on `BulkWork`'s lower-priority threads, and comes back to its event loop
 // when its answers are small again; its calls are answered in order either way. Which thread ran each handler is
-// read from the thread's own priority (Linux nice values), recorded by the handlers, not timed.
+// read from the thread's own scheduling policy, recorded by the handlers, not timed.
 import Foundation
 import MTProto
 import MTProtoClient
@@ -15,26 +15,28 @@ import Testing
 @Suite struct BulkModeTests {
     @Test func bulkThreadsRunBelowTheOthers() async throws {
         #if os(Linux)
-        let base = try #require(BulkWork.currentNice())
-        let bulk = try await BulkWork.group.next().submit { BulkWork.currentNice() }.get()
-        #expect(bulk == min(19, base + BulkWork.niceIncrement))
+        #expect(BulkWork.isCurrentThreadLowered() == false)
+        // Every loop of the group, each asked in turn.
+        for loop in BulkWork.group.makeIterator() {
+            #expect(try await loop.submit { BulkWork.isCurrentThreadLowered() }.get() == true)
+        }
         #endif
     }
 
     @Test func aConnectionWithLargeAnswersRunsOnBulkThreadsAndComesBack() async throws {
         #if os(Linux)
-        // Each handler notes its method and the nice value of the thread it ran on.
-        let ran = Mutex<[(String, Int32)]>([])
+        // Each handler notes its method and whether the thread it ran on was lowered.
+        let ran = Mutex<[(String, Bool)]>([])
         var handlers = RPCHandlers(registry: Api.registry)
         // Large: 300,000 bytes (above the 128 KiB that puts a connection in bulk mode), random so that the
         // server does not gzip them; small: 4.
         let part = SeededRandom(seed: 5600).bytes(300_000)
         handlers.register("help.getNearestDc") { _ throws(RPCError) in
-            ran.withLock { $0.append(("large", BulkWork.currentNice() ?? -100)) }
+            ran.withLock { $0.append(("large", BulkWork.isCurrentThreadLowered() ?? false)) }
             return part
         }
         handlers.register("help.getConfig") { _ throws(RPCError) in
-            ran.withLock { $0.append(("small", BulkWork.currentNice() ?? -100)) }
+            ran.withLock { $0.append(("small", BulkWork.isCurrentThreadLowered() ?? false)) }
             return [1, 2, 3, 4]
         }
         let server = try await MTProtoTestServer.start(.init(
@@ -46,7 +48,6 @@ import Testing
         try await client.connect()
         let large = Api.functions.help.getNearestDc().1.bytes
         let small = Api.functions.help.getConfig().1.bytes
-        let loopNice = try #require(BulkWork.currentNice())
 
         // One at a time, so each read carries one call: large (on the loop; the connection goes bulk), small (away,
         // and its small answer brings the connection back), small (on the loop), large (on the loop, bulk again),
@@ -58,8 +59,7 @@ import Testing
         #expect(answers == [part, [1, 2, 3, 4], [1, 2, 3, 4], part, part])
         let log = ran.withLock { $0 }
         #expect(log.map(\.0) == ["large", "small", "small", "large", "large"])
-        let lowered = min(19, loopNice + BulkWork.niceIncrement)
-        #expect(log.map(\.1) == [loopNice, lowered, loopNice, loopNice, lowered], "\(log)")
+        #expect(log.map(\.1) == [false, true, false, false, true], "\(log)")
 
         // Many at once, large and small mixed: every answer arrives, each the right one.
         let mixed = try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
