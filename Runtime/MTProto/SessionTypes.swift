@@ -150,6 +150,7 @@ public struct SaltSchedule: Sendable, Hashable {
         lhs.storage == rhs.storage || lhs.salts == rhs.salts
     }
 
+    /// Hashes the salts, so that schedules equal by `==` hash alike.
     public func hash(into hasher: inout Hasher) { hasher.combine(salts) }
 
     /// A schedule of hour-long salts from `start`, overlapping by `overlap` seconds ("a salt stays valid for a
