@@ -179,7 +179,7 @@ let benchmarks: @Sendable () -> Void = {
             let files = try await Files.prepare(key: try loaded.get())
             let asking = second ? try await files.signedIn.anotherClient(followsUpdates: false, loop: otherLoop.next())
                 : files.client
-            let calls = 500
+            let calls = 2_000
             func roundTrips() async throws -> [Int] {
                 var samples: [Int] = []
                 for _ in 0..<calls {
