@@ -150,8 +150,7 @@ let package = Package(
                 path: "Runtime/TelegramSession", swiftSettings: swiftSettings),
         // The SDK client over the generated API: initConnection, DC routing and migrations, typed updates.
         .target(name: "TelegramClient",
-                dependencies: ["MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "MTProtoTransportNIO",
-                               "TLRuntime", "TelegramApi",
+                dependencies: ["MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi",
                                "SecretChats", "TelegramSession", "TelegramFormatting", "TelegramMedia",
                                .product(name: "Logging", package: "swift-log"),
                                .product(name: "NIOPosix", package: "swift-nio"),

@@ -6,7 +6,6 @@ import MTProto
 import MTProtoClient
 import MTProtoCrypto
 import MTProtoTransport
-import MTProtoTransportNIO
 import TelegramApi
 
 /// A `TelegramClient`'s connections and where each DC is reached. The client's actor owns it and alone touches it.
@@ -75,11 +74,8 @@ final class ConnectionPool {
     /// The one factory of the SDK's connections: an `MTProtoClient` for `dc` at `address`, not yet connected,
     /// with the configuration's transport, timeouts, limits, clock, randomness, proxy and dialer. The main
     /// connections are kept in `clients` by the caller; media lanes and CDN connections by `MediaConnections`.
-    /// A `bulk` connection (a media lane, a CDN connection) runs on a loop of `BulkWork.group` instead of the
-    /// main connections' loop: reading and decrypting its parts then never holds that loop, and gives way to it.
     func makeClient(dc: Int32, address: DCAddress, serverKeys: [RSAPublicKey], storedKey: StoredAuthKey?,
                     storedTemporaryKey: TemporaryAuthKey? = nil, temporaryKeys: TemporaryKeyPolicy?,
-                    bulk: Bool = false,
                     keysChanged: (@Sendable (DCKeys) async throws -> Void)? = nil) -> MTProtoClient {
         let client = MTProtoClient(configuration: .init(
             host: address.host, port: address.port,
@@ -90,7 +86,7 @@ final class ConnectionPool {
             firstRequestPrefix: firstRequestPrefix, reconnect: configuration.reconnect, keysChanged: keysChanged,
             clock: configuration.clock, random: configuration.random, proxy: configuration.connectionProxy,
             dialer: configuration.dialer),
-            taskExecutor: bulk ? EventLoopTaskExecutor(BulkWork.group.next()) : taskExecutor)
+            taskExecutor: taskExecutor)
         return client
     }
 

@@ -49,7 +49,7 @@ extension TelegramClient {
                              key: StoredAuthKey?) async throws -> MTProtoClient {
         if closed { throw TelegramClientError.closed }
         let client = pool.makeClient(dc: dc, address: address, serverKeys: serverKeys, storedKey: key,
-                                     temporaryKeys: key == nil ? nil : configuration.temporaryKeys, bulk: true)
+                                     temporaryKeys: key == nil ? nil : configuration.temporaryKeys)
         let updates = client.updates
         pumps.append(Task(executorPreference: taskExecutor) { for await _ in updates {} })
         try await client.connect()
