@@ -9,7 +9,6 @@ import Foundation
 import MTProto
 import MTProtoCrypto
 import MTProtoTransport
-import MTProtoTransportNIO
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -197,8 +196,6 @@ public actor MTProtoClient {
     /// the event loop its connections use. Calls made from tasks that prefer it (`withTaskExecutorPreference`) stay
     /// on that thread.
     public nonisolated let taskExecutor: EventLoopTaskExecutor
-    /// Where bulk reads are decrypted (see `run`): a loop of `BulkWork.group`, below the priority of the others.
-    private nonisolated let bulkExecutor = EventLoopTaskExecutor(BulkWork.group.next())
     private var connection: ClientConnection?
     /// Deadlines of calls, ascending from `timeoutHead`; one timer task sleeps until the first instead of a
     /// task per call (a sleeping task per call was a tenth of a pipelined client's time).
@@ -546,16 +543,14 @@ public actor MTProtoClient {
             try await asyncChannel.executeThenClose { inbound, _ in
                 self.startWriting(opening, on: asyncChannel.channel, generation: generation)
                 for try await buffer in inbound {
-                    // A bulk read (file parts) is decrypted on a `BulkWork` thread, so the loop goes on reading
-                    // the socket meanwhile, and a small call elsewhere in the process (on the loop, on Swift's
-                    // pool) is not kept waiting for a core by the part's crypto; answers to small calls stay on
-                    // the loop (no thread switch each). The read is handed over as NIO's buffer: frames are copied
-                    // out of it once.
+                    // A bulk read (file parts) is decrypted on Swift's global pool, so the loop goes on reading
+                    // the socket meanwhile; answers to small calls stay on the loop (no thread switch each). Not
+                    // on `BulkWork`: under `SCHED_IDLE` a client on busy cores starved its own parts until they
+                    // timed out (FileTransferTests with two CPU-bound processes beside it, 2026-12-03). The read is
+                    // handed over as NIO's buffer: frames are copied out of it once.
                     let alive = buffer.readableBytes < Self.bulkRead
                         ? self.receive(buffer)
-                        : await Task.detached(executorPreference: self.bulkExecutor) {
-                            await self.receive(buffer)
-                        }.value
+                        : await Task.detached { await self.receive(buffer) }.value
                     guard alive else { break }
                 }
             }

@@ -20,17 +20,33 @@ extension TestTelegramService {
             try savePart(call, fileID: request.fileId, part: request.filePart, bytes: request.bytes, totalParts: nil)
         }
         handlers.on(Api.functions.upload.SaveBigFilePart.self) { [self] call, request throws(RPCError) in
-            // -1: a streamed upload whose size is not known yet (core.telegram.org/api/files#streamed-uploads).
-            let total = request.fileTotalParts
-            guard total == -1 || (1...Self.maxParts).contains(total) else {
-                throw RPCError(code: 400, message: "FILE_PARTS_INVALID")
-            }
-            return try savePart(call, fileID: request.fileId, part: request.filePart, bytes: request.bytes,
-                                totalParts: total)
+            try saveBigFilePart(call, request)
         }
         handlers.onWritingResult(Api.functions.upload.GetFile.self) { [self] call, request throws(RPCError) in
             try getFile(call, request)
         }
+    }
+
+    /// `upload.saveBigFilePart`, for a test that wraps it in a handler of its own.
+    package func saveBigFilePart(_ call: RPCCall, _ request: Api.functions.upload.SaveBigFilePart)
+        throws(RPCError) -> Bool {
+        // -1: a streamed upload whose size is not known yet (core.telegram.org/api/files#streamed-uploads).
+        let total = request.fileTotalParts
+        guard total == -1 || (1...Self.maxParts).contains(total) else {
+            throw RPCError(code: 400, message: "FILE_PARTS_INVALID")
+        }
+        return try savePart(call, fileID: request.fileId, part: request.filePart, bytes: request.bytes,
+                            totalParts: total)
+    }
+
+    /// `upload.getFile`'s answer as a value, for a test that wraps it in a handler of its own.
+    package func getFileAnswer(_ call: RPCCall, _ request: Api.functions.upload.GetFile)
+        throws(RPCError) -> Api.upload.File {
+        var reader = BufferReader(bytes: try getFile(call, request))
+        guard let file = try? Api.upload.File.parse(&reader) else {
+            throw RPCError(code: 500, message: "FILE_ANSWER_UNREADABLE")
+        }
+        return file
     }
 
     private func savePart(_ call: RPCCall, fileID: Int64, part: Int32, bytes: [UInt8],

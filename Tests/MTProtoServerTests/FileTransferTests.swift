@@ -102,6 +102,27 @@ import Testing
         let data = SeededRandom(seed: seed).bytes(100 << 20)
         let options = FileTransferOptions(partsInFlight: 6, mediaConnections: 3, partTimeout: partTimeout)
         let server = pair.telegram.server
+        // Parts in flight are shown by a barrier, not by timing: each way, the first parts are held until 4 wait
+        // together (a client with fewer in flight never opens it, and its parts time out), then every part passes.
+        let service = pair.telegram.service
+        let uploadGate = Gate(), downloadGate = Gate()
+        service.on(Api.functions.upload.SaveBigFilePart.self, timeout: AnswerTimeout(seconds: 120)) {
+            call, request async throws(RPCError) in
+            _ = await uploadGate.wait()
+            return try service.saveBigFilePart(call, request)
+        }
+        service.on(Api.functions.upload.GetFile.self, timeout: AnswerTimeout(seconds: 120)) {
+            call, request async throws(RPCError) in
+            _ = await downloadGate.wait()
+            return try service.getFileAnswer(call, request)
+        }
+        let openers = [uploadGate, downloadGate].map { gate in
+            Task {
+                await gate.arrivals(4)
+                gate.fire("4 parts waited together")
+            }
+        }
+        defer { for opener in openers { opener.cancel() } }
         /// Every part of `method` answered FLOOD_WAIT_1 until a third of a second after the first was (waited for
         /// at most 60 s).
         func floodFor(_ method: String) -> Task<Void, any Error>? {
@@ -122,6 +143,7 @@ import Testing
         guard case .inputFileBig(let big) = file else { throw HarnessFailure(description: "\(file)") }
         #expect(big.parts == 200, "512 KiB parts")
         let uploaded = try #require(pair.telegram.service.uploadStats(user: pair.aliceID, fileID: big.id))
+        #expect(uploadGate.fired, "4 upload parts were held at once")
         #expect(uploaded.maxPartsInFlight >= 4, "\(uploaded)")
         #expect(uploaded.sessions.count == 3, "the parts went over the three media connections: \(uploaded.sessions)")
         let (location, document) = try await pair.share(file)
@@ -138,6 +160,7 @@ import Testing
         let downloaded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(Hash.sha256(downloaded) == Hash.sha256(data))
         let served = try #require(pair.telegram.service.downloadStats(document: document.id))
+        #expect(downloadGate.fired, "4 download parts were held at once")
         #expect(served.maxPartsInFlight >= 4, "\(served)")
         #expect(served.sessions.count == 3, "\(served.sessions)")
         if !floodWaits { #expect(uploaded.parts == 200 && served.parts == 200, "each part asked once, none past the end") }
