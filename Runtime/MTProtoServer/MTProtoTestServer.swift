@@ -571,23 +571,11 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
         BulkWork.group.next().execute {
             guard var connection = carrier.value.take() else { return }
             var outputs: [ServerConnectionOutput] = []
-            run: for (index, item) in work.enumerated() {
-                switch item {
-                case .read(let bytes):
-                    outputs.append(connection.feed(bytes, now: clock()))
-                    // Reads already here continue this one: a large last answer may wait for the next's.
-                    let more = work[(index + 1)...].contains { if case .read = $0 { true } else { false } }
-                    while outputs.last?.close == nil, let output = connection.step(now: clock(), readContinues: more) {
-                        outputs.append(output)
-                    }
-                case .flush:
-                    outputs.append(connection.flush(now: clock()))
-                case .tick:
-                    outputs.append(connection.tick(now: clock()))
-                case .complete(let id, let result):
-                    outputs.append(connection.complete(id, with: result, now: clock()))
-                }
-                if outputs.last?.close != nil { break run }
+            for (index, item) in work.enumerated() {
+                // Reads already here continue this one: a large last answer may wait for the next's.
+                let more = work[(index + 1)...].contains { if case .read = $0 { true } else { false } }
+                outputs += Self.outputs(of: item, on: &connection, now: clock, readContinues: more)
+                if outputs.last?.close != nil { break }
             }
             if outputs.last?.close == nil { outputs.append(connection.flush(now: clock())) }
             carrier.value = consume connection
@@ -625,17 +613,7 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
         deferredBytes = 0
         for item in waiting where !closing {
             guard var connection = slot.take() else { return }
-            var outputs: [ServerConnectionOutput] = []
-            switch item {
-            case .read(let bytes):
-                outputs.append(connection.feed(bytes, now: now()))
-                while outputs.last?.close == nil, let output = connection.step(now: now(), readContinues: false) {
-                    outputs.append(output)
-                }
-            case .flush: outputs.append(connection.flush(now: now()))
-            case .tick: outputs.append(connection.tick(now: now()))
-            case .complete(let id, let result): outputs.append(connection.complete(id, with: result, now: now()))
-            }
+            let outputs = Self.outputs(of: item, on: &connection, now: context.clock, readContinues: false)
             slot = connection
             for output in outputs where !closing { apply(output, channelContext) }
         }
@@ -691,7 +669,25 @@ final class ServerConnectionHandler<Connection: ServerConnectionDriving>: Channe
         }
     }
 
-    /// Runs `item` now on the loop, or after the connection's work away.
+    /// What `item` makes `connection` write: its own output and, for a read, each step's after it, up to a close.
+    private static func outputs(of item: Deferred, on connection: inout Connection, now: () -> Double,
+                                readContinues: Bool) -> [ServerConnectionOutput] {
+        switch item {
+        case .read(let bytes):
+            var outputs = [connection.feed(bytes, now: now())]
+            while outputs.last?.close == nil,
+                  let output = connection.step(now: now(), readContinues: readContinues) {
+                outputs.append(output)
+            }
+            return outputs
+        case .flush: return [connection.flush(now: now())]
+        case .tick: return [connection.tick(now: now())]
+        case .complete(let id, let result): return [connection.complete(id, with: result, now: now())]
+        }
+    }
+
+    /// Runs `item` now on the loop, or after the connection's work away. (Only timers, pushes and awaited
+    /// answers come here; reads go through `channelRead`.)
     private func run(_ item: Deferred, _ channelContext: ChannelHandlerContext) {
         guard !away, var connection = slot.take() else {
             enqueue(item, channelContext)
